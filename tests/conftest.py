@@ -1,0 +1,26 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from tiny import tiny_lm  # noqa: E402
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fv"
+
+
+@pytest.fixture(scope="session")
+def lm():
+    """One tiny model for the whole session; tests must leave it as they found it."""
+    return tiny_lm()
+
+
+@pytest.fixture(scope="session")
+def real_lm():
+    """The real default model (slow tests only)."""
+    from icr_app.models import load_model
+
+    return load_model()
