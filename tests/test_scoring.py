@@ -9,8 +9,8 @@ from tokenizers import normalizers
 from transformers import DynamicCache
 
 from icr_app.hooks import hooks
-from icr_app.scoring import LabelError, encode, generate, label_set, prefill, score_labels
 from icr_app.prompts import answer_text
+from icr_app.scoring import LabelError, encode, generate, label_set, prefill, score_labels
 
 PROMPTS = ["Input: a truly wonderful film\nOutput:", "Input: bad\nOutput:", "Input: so-so acting, fine music\nOutput:"]
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from icr_app.tasks import MAX_BYTES, TaskError, builtin_task, load_task, make_task, parse_task_bytes, split
 from icr_app.demo_tasks import DEMO_TASKS
+from icr_app.tasks import MAX_BYTES, TaskError, builtin_task, load_task, make_task, parse_task_bytes, split
 
 ROWS = [("good film", "positive"), ("dull plot", "negative")] * 5
 

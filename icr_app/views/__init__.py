@@ -1,0 +1,1 @@
+"""Plotly figures for the app, one module per view."""

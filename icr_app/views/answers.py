@@ -1,0 +1,39 @@
+"""Figures for the side-by-side answers and the evaluation table."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from icr_app.evaluate import EvalReport
+
+
+def label_prob_bars(probs: dict[str, float] | None, title: str) -> go.Figure:
+    """Horizontal bars of the label probabilities; an empty, labelled figure for open tasks."""
+    fig = go.Figure()
+    if probs:
+        labels = sorted(probs, key=probs.get)
+        fig.add_bar(x=[probs[k] for k in labels], y=labels, orientation="h",
+                    text=[f"{probs[k]:.2f}" for k in labels], textposition="auto",
+                    hovertemplate="%{y}: %{x:.3f}<extra></extra>")
+        fig.update_xaxes(range=[0, 1], title="probability over the label set")
+    else:
+        fig.add_annotation(text="open task: the answer is generated text", showarrow=False)
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+    fig.update_layout(title=title, height=220, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def eval_bars(report: EvalReport) -> go.Figure:
+    """Accuracy per method with the latency ratio to zero-shot in the hover and labels."""
+    names = list(report.methods)
+    res = [report.methods[n] for n in names]
+    ratios = [r.latency_ratio_to_zero_shot or float("nan") for r in res]
+    fig = go.Figure(go.Bar(
+        x=names, y=[r.accuracy for r in res],
+        text=[f"{r.accuracy:.2f} · {q:.2f}× time" for r, q in zip(res, ratios)], textposition="auto",
+        hovertemplate="%{x}: accuracy %{y:.3f}<extra></extra>",
+    ))
+    fig.update_layout(title=f"{report.task}: accuracy on {report.n_test} held-out queries",
+                      yaxis=dict(range=[0, 1], title="accuracy"), height=320, margin=dict(t=50, b=10))
+    return fig
