@@ -18,7 +18,7 @@ import pandas as pd
 from icr_app.demo_tasks import DEMO_TASKS
 from icr_app.evaluate import METHODS, evaluate
 from icr_app.methods import FewShot, Method, Prediction, ZeroShot
-from icr_app.models import DEFAULT_MODEL, load_model
+from icr_app.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.scoring import LabelError
 from icr_app.tasks import MAX_BYTES, Task, TaskError, builtin_task, make_task, parse_task_bytes
 from icr_app.views.answers import eval_bars, label_prob_bars
@@ -119,35 +119,27 @@ def panel_text(name: str, pred: Prediction, seconds: float) -> str:
             f"{seconds * 1000:.0f} ms · prompt {pred.prompt_tokens} tokens")
 
 
-def side_by_side(methods: dict[str, Method], query: str) -> list:
-    """One query through every method: [markdown, figure, prompt] per panel, in PANELS order."""
-    out: list = []
-    for name in PANELS:
-        method = methods.get(name)
-        if method is None:
-            out += [f"### {name}\n_not available_", label_prob_bars(None, name), ""]
-            continue
-        t0 = time.perf_counter()
-        pred = method.predict([query])[0]
-        out += [panel_text(name, pred, time.perf_counter() - t0), label_prob_bars(pred.label_probs, name),
-                pred.prompt]
-    return out
+def panel(name: str, method: Method, query: str) -> tuple[str, object, str]:
+    """One method's answer to one query: (markdown, probability figure, prompt used)."""
+    t0 = time.perf_counter()
+    pred = method.predict([query])[0]
+    return panel_text(name, pred, time.perf_counter() - t0), label_prob_bars(pred.label_probs, name), pred.prompt
 
 
-def build_demo(model_name: str = DEFAULT_MODEL) -> gr.Blocks:
-    lm = load_model(model_name)
+def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
+    lm = load_model(lm) if isinstance(lm, str) else lm
     first = builtin_task("sentiment")
 
-    def answer(task: Task, query: str, shots: int, seed: int):
-        query = clip_query(query)
-        try:
-            methods: dict[str, Method] = {
-                "zero-shot": ZeroShot(lm, task),
-                "few-shot": FewShot(lm, task, shots=int(shots), seed=int(seed)),
-            }
-        except LabelError as err:
-            raise _user_error(err) from None
-        return side_by_side(methods, query)
+    def explicit(name: str):
+        def answer(task: Task, query: str, shots: int, seed: int):
+            query = clip_query(query)
+            try:
+                method = ZeroShot(lm, task) if name == "zero-shot" else FewShot(lm, task, shots=int(shots),
+                                                                                seed=int(seed))
+            except LabelError as err:
+                raise _user_error(err) from None
+            return panel(name, method, query)
+        return answer
 
     def run_eval(task: Task, chosen: list[str], n_test: int, shots: int, seed: int,
                  request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008 (gradio injects it)
@@ -207,17 +199,20 @@ def build_demo(model_name: str = DEFAULT_MODEL) -> gr.Blocks:
             eval_table = gr.Dataframe(label="results")
             eval_plot = gr.Plot()
 
-        builtin.change(load_builtin, builtin, [task_state, table, info])
-        upload.upload(load_upload, upload, [task_state, table, info])
-        use_table.click(load_table, table, [task_state, info])
-        ask.click(answer, [task_state, query, shots, seed], outputs, api_name="answer")
-        query.submit(answer, [task_state, query, shots, seed], outputs)
+        upload.upload(load_upload, upload, [task_state, table, info], api_name="load_upload")
+        use_table.click(load_table, table, [task_state, info], api_name="load_table")
+        for i, name in enumerate(PANELS):
+            fn, inputs = explicit(name), [task_state, query, shots, seed]
+            ask.click(fn, inputs, outputs[3 * i: 3 * i + 3], api_name=f"answer_{name.replace('-', '_')}")
+            query.submit(fn, inputs, outputs[3 * i: 3 * i + 3])
+        builtin.change(load_builtin, builtin, [task_state, table, info], api_name="load_builtin")
         run.click(run_eval, [task_state, chosen, n_test, shots, seed], [eval_table, eval_plot], api_name="evaluate")
         stop.click(cancel, None, None, queue=False)
     return demo
 
 
-def launch(model_name: str = DEFAULT_MODEL, **kwargs) -> None:
-    demo = build_demo(model_name)
+def launch(model: LoadedModel | str = DEFAULT_MODEL, **kwargs) -> gr.Blocks:
+    demo = build_demo(model)
     demo.queue(default_concurrency_limit=int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), max_size=64)
     demo.launch(max_file_size=MAX_BYTES, **kwargs)
+    return demo
