@@ -11,10 +11,15 @@ import sys
 from functools import partial
 from pathlib import Path
 
+import torch
 from tqdm import tqdm
 
+from icr_app.anchors.commands import add_anchor_commands
 from icr_app.evaluate import METHODS, EvalReport, evaluate
+from icr_app.icr_train import add_config_args, config_from_args, train_router
 from icr_app.models import DEFAULT_MODEL, load_model
+from icr_app.rank1 import as_dtype, rank1_analysis, summary_table
+from icr_app.site_cli import add_site_commands, add_site_config_args, site_opts
 from icr_app.tasks import TaskError, load_task
 
 
@@ -38,8 +43,28 @@ def cmd_eval(args: argparse.Namespace) -> int:
     lm = load_model(args.model)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     report = evaluate(lm, task, methods, n_test=args.n_test, seed=args.seed, shots=args.shots,
-                      batch_size=args.batch_size, progress=partial(tqdm_progress, desc="batches"))
+                      batch_size=args.batch_size, progress=partial(tqdm_progress, desc="batches"),
+                      **site_opts(args))
     print(format_table(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2))
+    return 0
+
+
+def cmd_icr_train(args: argparse.Namespace) -> int:
+    tasks = [load_task(d) for d in args.domains]
+    train_router(load_model(args.model), tasks, args.out, config_from_args(args),
+                 progress=partial(tqdm_progress, desc="icr"), log_path=args.log)
+    print(f"ICR router saved to {args.out} (training log: {args.log})")
+    return 0
+
+
+def cmd_rank1(args: argparse.Namespace) -> int:
+    task = load_task(args.data, args.input_col, args.output_col, args.task_type)
+    lm = as_dtype(load_model(args.model), getattr(torch, args.dtype))
+    report = rank1_analysis(lm, task, layer=args.layer, shots=args.shots, n_transfer=args.n_transfer,
+                            seed=args.seed, progress=partial(tqdm_progress, desc="rank1"))
+    print(summary_table(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2))
     return 0
@@ -64,7 +89,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shots", type=int, default=10)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--json", default=None, help="write the numbers to this JSON file")
+    add_site_config_args(p)
     p.set_defaults(func=cmd_eval)
+    add_site_commands(sub, add_task_args, tqdm_progress)
+    add_anchor_commands(sub, add_task_args, tqdm_progress)
+    icr = sub.add_parser("icr", help="in-context routing").add_subparsers(dest="icr_command", required=True)
+    p = icr.add_parser("train", help="extract PIDs and train the ICR router (resumes from --out)")
+    p.add_argument("--domains", nargs="+", required=True, help="task files or built-in names used for training")
+    p.add_argument("--out", required=True, help="folder for pids.*, router.*, checkpoint.*")
+    p.add_argument("--model", default=DEFAULT_MODEL)
+    p.add_argument("--log", default="/tmp/icr-train.jsonl", help="per-step losses (JSON lines)")
+    add_config_args(p)
+    p.set_defaults(func=cmd_icr_train)
+    p = sub.add_parser("rank1", help="ICL as a rank-1 weight update: check the identity per layer")
+    add_task_args(p)
+    p.add_argument("--layer", type=int, default=None, help="check one layer (default: every layer)")
+    p.add_argument("--shots", type=int, default=5)
+    p.add_argument("--n-transfer", type=int, default=3, help="other queries for the transfer check")
+    p.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    p.add_argument("--json", default=None, help="write the report (max_abs_error per layer, ...) to this file")
+    p.set_defaults(func=cmd_rank1)
     return parser
 
 

@@ -11,10 +11,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from icr_app.icr_method import build_icr
 from icr_app.methods import FewShot, Method, Progress, ZeroShot, is_correct, no_progress
 from icr_app.models import LoadedModel
 from icr_app.prompts import Template
 from icr_app.scoring import first_token_id
+from icr_app.site import site_builder
 from icr_app.tasks import Task, split
 
 Builder = Callable[..., Method]
@@ -31,7 +33,7 @@ def _few_shot(lm: LoadedModel, train: Task, template: Template, labels: list[str
     return FewShot(lm, train, template, labels, shots=opts.get("shots", 10), seed=opts.get("seed", 0))
 
 
-METHODS: dict[str, Builder] = {"zero-shot": _zero_shot, "few-shot": _few_shot}
+METHODS: dict[str, Builder] = {"zero-shot": _zero_shot, "few-shot": _few_shot, "icr": build_icr, "site": site_builder}
 
 
 @dataclass

@@ -1,37 +1,74 @@
 """The Gradio page: pick a task, ask a query, see every method side by side, look inside.
 
-State that belongs to a user (their task, their SITE build, their cancel flag) lives in gr.State or
-is keyed by the session; the model is shared and every change to it is scoped by `LoadedModel.lock`.
+State that belongs to a user (their task, their SITE build, their files, their cancel flag) lives in
+gr.State or is keyed by the session; the model is shared and every change to it is scoped by
+`LoadedModel.lock`, so users never see each other's hooks.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import gradio as gr
 import pandas as pd
 
+from icr_app.anchors.isolation import isolation_experiment
+from icr_app.anchors.saliency import information_flow, prompt_saliency, task_prompts
 from icr_app.demo_tasks import DEMO_TASKS
 from icr_app.evaluate import METHODS, evaluate
+from icr_app.icr_method import ICR, cached_router
 from icr_app.methods import FewShot, Method, Prediction, ZeroShot
 from icr_app.models import DEFAULT_MODEL, LoadedModel, load_model
+from icr_app.rank1 import rank1_analysis
 from icr_app.scoring import LabelError
+from icr_app.site import SiteConfig, SiteMethod, SiteTask, build_site
+from icr_app.site_artefact import load_site, save_site
 from icr_app.tasks import MAX_BYTES, Task, TaskError, builtin_task, make_task, parse_task_bytes
+from icr_app.views.anchors import isolation_figure
 from icr_app.views.answers import eval_bars, label_prob_bars
+from icr_app.views.flow import anchor_flow_figure, flow_curves_figure
+from icr_app.views.icr import alpha_figure, gamma_figure
+from icr_app.views.rank1 import error_by_layer_figure, norm_vs_demos_figure, singular_values_figure, transfer_figure
+from icr_app.views.site import alpha_heatmap
 
 MAX_QUERY_CHARS = 2000
-PANELS = ("zero-shot", "few-shot")
+PANELS = ("zero-shot", "few-shot", "site", "icr")
+TITLES = {"zero-shot": "Zero-shot", "few-shot": "Few-shot (explicit ICL)", "site": "SITE (task embedding)",
+          "icr": "ICR (pretrained router)"}
+USER_ERRORS = (TaskError, LabelError, ValueError)
 
 INTRO = """# ICL Lab
-Adapt a language model to a task from a handful of examples, and compare: **zero-shot** (just the
-query), **few-shot** (examples in the prompt: explicit in-context learning) and implicit ICL methods that
-inject what the examples teach inside the model so the prompt stays short.
-1. Pick a task (built-in, uploaded, or edited in the table). 2. Type a query. 3. Compare the panels.
+Adapt a language model to a task from a handful of examples, and compare on the same query:
+**zero-shot** (just the query), **few-shot** (examples in the prompt: explicit in-context learning),
+**SITE** (the examples distilled into per-head task embeddings, injected at the last token) and **ICR**
+(a router trained once on other tasks that bends attention along principal ICL directions, with no
+examples at all). The implicit methods keep the prompt as short as zero-shot.
+
+1. Pick a task (built-in, uploaded, or edited in the table). 2. Type a query and press **Answer**.
+3. Build SITE for the task to fill its panel. 4. Open the tabs below to see *why* it works.
 """
+
+EXPLAIN = {
+    "site": "SITE averages each attention head's output at the last token over many few-shot prompts (the "
+            "task embedding), then learns a weight α per head: how much of the embedding replaces the head's "
+            "zero-shot output. Heads near 1 carry the task. Built on your examples in about a minute on a CPU.",
+    "icr": "ICR adds a low-rank bias to the attention logits of the last third of the layers, along principal "
+           "ICL directions (PIDs) found from many ICL prompts. A small router reads the query and sets α(x): how "
+           "much to push along each direction, and γ(x): how much each head takes it. Trained once, reused here.",
+    "flow": "Saliency A ⊙ ∂L/∂A tells how much each attention edge matters for the answer. Label words act as "
+            "anchors: in shallow layers text flows into the label words (S_wp); in deep layers the answer reads "
+            "them (S_pq). The curves average several prompts; the arcs show one prompt's strongest edges.",
+    "rank1": "A prompt's context changes a block's MLP input at the query. That change equals a rank-1 update "
+             "of the first MLP weights plus a residual patch: the context-free block with the patch reproduces "
+             "the with-context output exactly. The patch is specific to the query: it does not transfer.",
+}
 
 
 class Cancelled(gr.Error):
@@ -40,14 +77,34 @@ class Cancelled(gr.Error):
 
 
 _CANCEL: dict[str, threading.Event] = {}
+_SESSION_DIRS: dict[str, Path] = {}
+
+
+def _session(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or "local"
 
 
 def _cancel_flag(request: gr.Request | None) -> threading.Event:
-    key = getattr(request, "session_hash", None) or "local"
-    return _CANCEL.setdefault(key, threading.Event())
+    return _CANCEL.setdefault(_session(request), threading.Event())
 
 
-def _progress(progress: gr.Progress, flag: threading.Event, desc: str):
+def session_dir(request: gr.Request | None) -> Path:
+    """A private temporary folder per browser session, removed when the session ends."""
+    key = _session(request)
+    if key not in _SESSION_DIRS:
+        _SESSION_DIRS[key] = Path(tempfile.mkdtemp(prefix="icl-lab-"))
+    return _SESSION_DIRS[key]
+
+
+def end_session(request: gr.Request) -> None:
+    key = _session(request)
+    _CANCEL.pop(key, None)
+    folder = _SESSION_DIRS.pop(key, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _progress(progress: gr.Progress, flag: threading.Event, desc: str) -> Callable[..., Iterable]:
     """A progress wrapper for the backend that also raises when the user pressed Cancel."""
     flag.clear()
 
@@ -60,6 +117,19 @@ def _progress(progress: gr.Progress, flag: threading.Event, desc: str):
     return wrap
 
 
+def user_errors(fn: Callable) -> Callable:
+    """Turn the backend's input errors into gr.Error, so the page shows the message and keeps its state."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except USER_ERRORS as err:
+            raise gr.Error(str(err)) from None
+    return wrapped
+
+
 def task_table(task: Task) -> pd.DataFrame:
     return pd.DataFrame({"input": task.inputs, "output": task.outputs})
 
@@ -70,38 +140,28 @@ def describe(task: Task) -> str:
     return f"**{task.name}**: {len(task.examples)} examples; {kind}"
 
 
-def _user_error(err: Exception) -> gr.Error:
-    return gr.Error(str(err))
-
-
-def load_builtin(name: str) -> tuple[Task, pd.DataFrame, str]:
+def load_builtin(name: str) -> tuple[Task, pd.DataFrame, str, None, str]:
     task = builtin_task(name)
-    return task, task_table(task), describe(task)
+    return task, task_table(task), describe(task), None, "_not built for this task yet_"
 
 
-def load_upload(path: str | None) -> tuple[Task, pd.DataFrame, str]:
+def load_upload(path: str | None) -> tuple[Task, pd.DataFrame, str, None, str]:
     if not path:
         raise gr.Error("no file uploaded")
     size = os.path.getsize(path)
     if size > MAX_BYTES:
         raise gr.Error(f"{Path(path).name}: {size / 1e6:.1f} MB is over the {MAX_BYTES // 2**20} MB limit")
-    try:
-        task = parse_task_bytes(Path(path).read_bytes(), Path(path).name)
-    except TaskError as err:
-        raise _user_error(err) from None
-    return task, task_table(task), describe(task)
+    task = parse_task_bytes(Path(path).read_bytes(), Path(path).name)
+    return task, task_table(task), describe(task), None, "_not built for this task yet_"
 
 
-def load_table(df: pd.DataFrame) -> tuple[Task, str]:
+def load_table(df: pd.DataFrame) -> tuple[Task, str, None, str]:
     if df is None or len(df.columns) < 2:
         raise gr.Error("the table needs an input and an output column")
-    rows = [(str(x) if x is not None else "", str(y) if y is not None else "")
-            for x, y in df.iloc[:, :2].itertuples(index=False)]
-    try:
-        task = make_task("edited table", [r for r in rows if any(v.strip() for v in r)])
-    except TaskError as err:
-        raise _user_error(err) from None
-    return task, describe(task)
+    cells = df.iloc[:, :2].itertuples(index=False)
+    rows = [("" if x is None else str(x), "" if y is None else str(y)) for x, y in cells]
+    task = make_task("edited table", [r for r in rows if any(v.strip() for v in r)])
+    return task, describe(task), None, "_not built for this task yet_"
 
 
 def clip_query(query: str) -> str:
@@ -115,46 +175,114 @@ def clip_query(query: str) -> str:
 
 
 def panel_text(name: str, pred: Prediction, seconds: float) -> str:
-    return (f"### {name}\n**{pred.prediction or '(empty)'}**\n\n"
+    return (f"### {TITLES[name]}\n**{pred.prediction or '(empty)'}**\n\n"
             f"{seconds * 1000:.0f} ms · prompt {pred.prompt_tokens} tokens")
 
 
-def panel(name: str, method: Method, query: str) -> tuple[str, object, str]:
+def panel(name: str, method: Method | None, query: str, missing: str = "") -> tuple[str, object, str]:
     """One method's answer to one query: (markdown, probability figure, prompt used)."""
+    if method is None:
+        return f"### {TITLES[name]}\n_{missing}_", label_prob_bars(None, TITLES[name]), ""
     t0 = time.perf_counter()
     pred = method.predict([query])[0]
-    return panel_text(name, pred, time.perf_counter() - t0), label_prob_bars(pred.label_probs, name), pred.prompt
+    return panel_text(name, pred, time.perf_counter() - t0), label_prob_bars(pred.label_probs, TITLES[name]), \
+        pred.prompt
+
+
+def site_summary(site: SiteTask) -> str:
+    m = site.meta
+    return (f"SITE for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos; {m.steps} steps "
+            f"(best {m.best_step}); train loss {m.train_loss:.3f}, val loss {m.val_loss:.3f}; "
+            f"built in {m.build_s:.0f} s")
 
 
 def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
+    """The whole page over one loaded model (the tests pass a tiny one)."""
     lm = load_model(lm) if isinstance(lm, str) else lm
     first = builtin_task("sentiment")
+    try:
+        router, router_note = cached_router(lm), ""
+    except (OSError, ValueError) as err:  # no pretrained router for this model
+        router, router_note = None, f"no pretrained router for {lm.name}: {err}"
 
-    def explicit(name: str):
+    def explicit(name: str) -> Callable:
         def answer(task: Task, query: str, shots: int, seed: int):
             query = clip_query(query)
-            try:
-                method = ZeroShot(lm, task) if name == "zero-shot" else FewShot(lm, task, shots=int(shots),
-                                                                                seed=int(seed))
-            except LabelError as err:
-                raise _user_error(err) from None
+            method = ZeroShot(lm, task) if name == "zero-shot" else FewShot(lm, task, shots=int(shots), seed=int(seed))
             return panel(name, method, query)
         return answer
 
+    def answer_site(site: SiteTask | None, query: str):
+        method = None if site is None else SiteMethod(lm, site)
+        return panel("site", method, clip_query(query), "press “Build SITE” (SITE tab) to learn this task")
+
+    def answer_icr(task: Task, query: str):
+        method = None if router is None else ICR(lm, task, router)
+        return panel("icr", method, clip_query(query), router_note)
+
+    def icr_maps(query: str):
+        if router is None:
+            raise gr.Error(router_note)
+        query = clip_query(query)
+        return alpha_figure(router, query), gamma_figure(router, query)
+
+    def build(task: Task, steps: int, seed: int, request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008
+        cfg = SiteConfig(steps=int(steps), seed=int(seed))
+        site = build_site(lm, task, config=cfg, progress=_progress(progress, _cancel_flag(request), "building SITE"))
+        path = save_site(site, session_dir(request) / f"site-{site.meta.task.replace('/', '_')}.safetensors")
+        return site, alpha_heatmap(site), site_summary(site), str(path)
+
+    def upload_site(path: str | None, request: gr.Request):
+        if not path:
+            raise gr.Error("no file uploaded")
+        site = load_site(path, lm)
+        return site, alpha_heatmap(site), site_summary(site)
+
+    def flow(task: Task, n_prompts: int, shots: int, seed: int, request: gr.Request,
+             progress: gr.Progress = gr.Progress()):  # noqa: B008
+        if task.kind != "classification":
+            raise gr.Error("the anchor views need a classification task (label words are the anchors)")
+        prompts = task_prompts(lm, task, int(n_prompts), int(shots), int(seed))
+        result = information_flow(lm, task, prompts, _progress(progress, _cancel_flag(request), "saliency"))
+        one = prompts[0]
+        sal = prompt_saliency(lm, one, task.labels)
+        layer = lm.n_layers // 2
+        return (flow_curves_figure(result), anchor_flow_figure(one, sal, layer), (one, sal),
+                gr.update(maximum=lm.n_layers - 1, value=layer))
+
+    def flow_layer(state, layer: int):
+        if state is None:
+            raise gr.Error("compute the flow first")
+        return anchor_flow_figure(state[0], state[1], int(layer))
+
+    def isolate(task: Task, k: int, shots: int, seed: int, request: gr.Request,
+                progress: gr.Progress = gr.Progress()):  # noqa: B008
+        if task.kind != "classification":
+            raise gr.Error("isolation needs a classification task")
+        prompts = task_prompts(lm, task, 24, int(shots), int(seed))
+        rows = isolation_experiment(lm, prompts, task.labels, k=int(k), seed=int(seed),
+                                    progress=_progress(progress, _cancel_flag(request), "isolating"))
+        return isolation_figure(rows)
+
+    def rank1(task: Task, layer: int, shots: int, seed: int, request: gr.Request,
+              progress: gr.Progress = gr.Progress()):  # noqa: B008
+        report = rank1_analysis(lm, task, layer=None, shots=min(int(shots), 8), seed=int(seed),
+                                progress=_progress(progress, _cancel_flag(request), "rank-1"))
+        layer = min(int(layer), lm.n_layers - 1)
+        return (error_by_layer_figure(report), singular_values_figure(report, layer),
+                norm_vs_demos_figure(report, layer), transfer_figure(report))
+
     def run_eval(task: Task, chosen: list[str], n_test: int, shots: int, seed: int,
-                 request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008 (gradio injects it)
+                 request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008
         if not chosen:
             raise gr.Error("choose at least one method")
-        flag = _cancel_flag(request)
-        try:
-            report = evaluate(lm, task, chosen, n_test=int(n_test), seed=int(seed), shots=int(shots),
-                              progress=_progress(progress, flag, "evaluating"))
-        except (TaskError, LabelError) as err:
-            raise _user_error(err) from None
+        report = evaluate(lm, task, chosen, n_test=int(n_test), seed=int(seed), shots=int(shots),
+                          progress=_progress(progress, _cancel_flag(request), "evaluating"))
         rows = [{"method": k, "accuracy": round(r.accuracy, 3), "latency ms/query": round(r.latency_s * 1000, 1),
                  "× zero-shot time": None if r.latency_ratio_to_zero_shot is None
                  else round(r.latency_ratio_to_zero_shot, 2),
-                 "prompt tokens": round(r.mean_prompt_tokens, 1)} for k, r in report.methods.items()]
+                 "prompt tokens": round(r.mean_prompt_tokens, 1), "build s": round(r.build_s, 1)}
+                for k, r in report.methods.items()]
         return pd.DataFrame(rows), eval_bars(report)
 
     def cancel(request: gr.Request) -> None:
@@ -162,7 +290,7 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
 
     with gr.Blocks(title="ICL Lab", delete_cache=(1800, 3600)) as demo:
         gr.Markdown(INTRO)
-        task_state = gr.State(first)
+        task_state, site_state, flow_state = gr.State(first), gr.State(None), gr.State(None)
         with gr.Row():
             builtin = gr.Dropdown(list(DEMO_TASKS), value="sentiment", label="Built-in task")
             upload = gr.File(label="…or upload CSV / TSV / JSON / JSONL (columns input, output)",
@@ -178,18 +306,62 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
                 shots = gr.Slider(1, 20, value=10, step=1, label="few-shot demonstrations")
                 seed = gr.Number(0, precision=0, label="seed")
         ask = gr.Button("Answer", variant="primary")
-        outputs = []
+        outputs: dict[str, list] = {}
         with gr.Row():
             for name in PANELS:
-                with gr.Column():
-                    md = gr.Markdown(f"### {name}")
+                with gr.Column(min_width=220):
+                    md = gr.Markdown(f"### {TITLES[name]}")
                     plot = gr.Plot(label=f"{name} label probabilities")
                     with gr.Accordion("prompt used", open=False):
                         prompt = gr.Textbox(lines=6, show_label=False, max_lines=20)
-                    outputs += [md, plot, prompt]
+                    outputs[name] = [md, plot, prompt]
+
+        with gr.Tab("SITE head map"):
+            gr.Markdown(EXPLAIN["site"])
+            with gr.Row():
+                site_steps = gr.Slider(20, 400, value=SiteConfig.steps, step=10, label="training steps")
+                build_btn = gr.Button("Build SITE", variant="primary")
+                build_stop = gr.Button("Cancel")
+            site_info = gr.Markdown("_not built for this task yet_")
+            site_map = gr.Plot(label="α per layer and head")
+            with gr.Row():
+                site_file = gr.File(label="download this SITE task (safetensors)", interactive=False)
+                site_upload = gr.File(label="load a SITE task (.safetensors)", file_types=[".safetensors"],
+                                      type="filepath")
+        with gr.Tab("ICR routing"):
+            gr.Markdown(EXPLAIN["icr"] + (f"\n\n**{router_note}**" if router_note else ""))
+            with gr.Row():
+                icr_alpha = gr.Plot(label="α(x)")
+                icr_gamma = gr.Plot(label="γ(x)")
+        with gr.Tab("Anchor flow"):
+            gr.Markdown(EXPLAIN["flow"])
+            with gr.Row():
+                n_prompts = gr.Slider(1, 40, value=4, step=1, label="prompts to average")
+                flow_btn = gr.Button("Compute flow", variant="primary")
+                flow_stop = gr.Button("Cancel")
+            flow_curves = gr.Plot(label="flow per layer")
+            flow_layer_slider = gr.Slider(0, lm.n_layers - 1, value=lm.n_layers // 2, step=1, label="layer")
+            flow_arcs = gr.Plot(label="one prompt's anchor flow")
+            gr.Markdown("**Isolation**: block label words (or as many random tokens) from earlier tokens in the "
+                        "first or last K layers. Loyalty = agreement with the unmodified model.")
+            with gr.Row():
+                iso_k = gr.Slider(1, lm.n_layers, value=min(5, lm.n_layers), step=1, label="K layers")
+                iso_btn = gr.Button("Run isolation")
+            iso_plot = gr.Plot(label="isolation")
+        with gr.Tab("Rank-1 view"):
+            gr.Markdown(EXPLAIN["rank1"])
+            with gr.Row():
+                r1_layer = gr.Slider(0, lm.n_layers - 1, value=lm.n_layers // 2, step=1, label="layer to detail")
+                r1_btn = gr.Button("Run the rank-1 check", variant="primary")
+                r1_stop = gr.Button("Cancel")
+            r1_err = gr.Plot(label="identity error per layer")
+            with gr.Row():
+                r1_sv = gr.Plot(label="singular values of ΔW")
+                r1_norm = gr.Plot(label="|ΔW| as demonstrations are added")
+            r1_transfer = gr.Plot(label="transfer to other queries")
         with gr.Tab("Evaluate"):
             gr.Markdown("Scores the methods on a seeded held-out split of the task; latency is measured in the "
-                        "same run, so the ratios are fair.")
+                        "same run, so the ratios are fair. SITE is built on the train split here.")
             with gr.Row():
                 chosen = gr.CheckboxGroup(list(METHODS), value=["zero-shot", "few-shot"], label="methods")
                 n_test = gr.Slider(4, 200, value=40, step=1, label="held-out queries")
@@ -199,19 +371,42 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
             eval_table = gr.Dataframe(label="results")
             eval_plot = gr.Plot()
 
-        upload.upload(load_upload, upload, [task_state, table, info], api_name="load_upload")
-        use_table.click(load_table, table, [task_state, info], api_name="load_table")
-        for i, name in enumerate(PANELS):
-            fn, inputs = explicit(name), [task_state, query, shots, seed]
-            ask.click(fn, inputs, outputs[3 * i: 3 * i + 3], api_name=f"answer_{name.replace('-', '_')}")
-            query.submit(fn, inputs, outputs[3 * i: 3 * i + 3])
-        builtin.change(load_builtin, builtin, [task_state, table, info], api_name="load_builtin")
-        run.click(run_eval, [task_state, chosen, n_test, shots, seed], [eval_table, eval_plot], api_name="evaluate")
-        stop.click(cancel, None, None, queue=False)
+        task_outputs = [task_state, table, info, site_state, site_info]
+        builtin.change(user_errors(load_builtin), builtin, task_outputs, api_name="load_builtin")
+        upload.upload(user_errors(load_upload), upload, task_outputs, api_name="load_upload")
+        use_table.click(user_errors(load_table), table, [task_state, info, site_state, site_info],
+                        api_name="load_table")
+        answers = {
+            "zero_shot": (explicit("zero-shot"), [task_state, query, shots, seed], outputs["zero-shot"]),
+            "few_shot": (explicit("few-shot"), [task_state, query, shots, seed], outputs["few-shot"]),
+            "site": (answer_site, [site_state, query], outputs["site"]),
+            "icr": (answer_icr, [task_state, query], outputs["icr"]),
+        }
+        if router is not None:
+            answers["icr_maps"] = (icr_maps, [query], [icr_alpha, icr_gamma])
+        for key, (fn, inputs, outs) in answers.items():
+            ask.click(user_errors(fn), inputs, outs, api_name=f"answer_{key}")
+            query.submit(user_errors(fn), inputs, outs, api_name=False)
+        build_btn.click(user_errors(build), [task_state, site_steps, seed],
+                        [site_state, site_map, site_info, site_file], api_name="build_site")
+        site_upload.upload(user_errors(upload_site), site_upload, [site_state, site_map, site_info],
+                           api_name="load_site")
+        flow_btn.click(user_errors(flow), [task_state, n_prompts, shots, seed],
+                       [flow_curves, flow_arcs, flow_state, flow_layer_slider], api_name="flow")
+        flow_layer_slider.release(user_errors(flow_layer), [flow_state, flow_layer_slider], flow_arcs, api_name=False)
+        iso_btn.click(user_errors(isolate), [task_state, iso_k, shots, seed], iso_plot, api_name="isolation")
+        r1_btn.click(user_errors(rank1), [task_state, r1_layer, shots, seed], [r1_err, r1_sv, r1_norm, r1_transfer],
+                     api_name="rank1")
+        run.click(user_errors(run_eval), [task_state, chosen, n_test, shots, seed], [eval_table, eval_plot],
+                  api_name="evaluate")
+        for btn in (stop, build_stop, flow_stop, r1_stop):
+            btn.click(cancel, None, None, queue=False)
+        demo.unload(end_session)
     return demo
 
 
 def launch(model: LoadedModel | str = DEFAULT_MODEL, **kwargs) -> gr.Blocks:
+    """Queue with a concurrency limit (the model is shared; long jobs wait their turn) and serve."""
     demo = build_demo(model)
     demo.queue(default_concurrency_limit=int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), max_size=64)
     demo.launch(max_file_size=MAX_BYTES, **kwargs)

@@ -5,6 +5,7 @@ import concurrent.futures as cf
 import pytest
 from gradio_client import Client, handle_file
 
+from icr_app.tasks import builtin_task
 from icr_app.ui import launch
 
 
@@ -22,7 +23,8 @@ def _client(url: str, task: str) -> Client:
 
 
 def _answer(c: Client, method: str, query: str) -> tuple[str, str]:
-    md, _fig, prompt = c.predict(query, 4, 0, api_name=f"/answer_{method.replace('-', '_')}")
+    args = (query,) if method == "site" else (query, 4, 0)
+    md, _fig, prompt = c.predict(*args, api_name=f"/answer_{method.replace('-', '_')}")
     return md.split("\n")[1], prompt
 
 
@@ -50,17 +52,53 @@ def test_empty_query_is_refused(server):
         c.predict("  ", 4, 0, api_name="/answer_zero_shot")
 
 
+def _site_client(url: str, task: str) -> Client:
+    c = _client(url, task)
+    c.predict(20, 0, api_name="/build_site")
+    return c
+
+
+def test_site_build_answer_and_artefact(server, tmp_path):
+    c = _site_client(server, "headline-topic")
+    md, _fig, prompt = c.predict("Rain delays the cup final", api_name="/answer_site")
+    assert prompt == "Input: Rain delays the cup final\nOutput:"
+    assert md.split("\n")[1].strip("*") in {"sports", "business", "science", "politics"}
+    fresh = _client(server, "headline-topic")
+    md, _fig, _prompt = fresh.predict("Rain delays the cup final", api_name="/answer_site")
+    assert "Build SITE" in md  # another session does not see this one's SITE task
+
+
+def test_site_artefact_from_another_model_is_refused(server, tmp_path):
+    from tiny import tiny_lm
+
+    from icr_app.site import SiteConfig, build_site
+    from icr_app.site_artefact import save_site
+
+    other = tiny_lm(n_layers=2)
+    site = build_site(other, builtin_task("sentiment"), config=SiteConfig(n_prompts=4, n_demos=2, steps=2))
+    path = save_site(site, tmp_path / "other.safetensors")
+    c = Client(server, verbose=False)
+    with pytest.raises(Exception, match="tiny-llama@"):
+        c.predict(handle_file(str(path)), api_name="/load_site")
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(Exception, match="corrupted or truncated"):
+        c.predict(handle_file(str(path)), api_name="/load_site")
+
+
 def test_concurrent_users_get_their_sequential_answers(server):
+    """8 users × 5 queries at once, mixing tasks and methods (SITE hooks included): same answers as alone."""
     tasks = ["sentiment", "emotion", "headline-topic", "antonyms"]
-    methods = ["zero-shot", "few-shot"]
+    methods = ["zero-shot", "few-shot", "site", "site"]
     queries = ["the best day", "prices rise", "a storm hit", "I lost my keys", "hot"]
-    jobs = [(tasks[u % 4], methods[u % 2], q) for u in range(8) for q in queries]
-    clients = {t: _client(server, t) for t in tasks}
+    jobs = [(tasks[u % 4], methods[(u + u // 4) % 4], q) for u in range(8) for q in queries]
+    clients = {t: _site_client(server, t) for t in tasks}
     expected = {job: _answer(clients[job[0]], job[1], job[2]) for job in set(jobs)}
+    assert len({m for _, m, _ in jobs}) == 3
 
     def user(u: int) -> list[tuple]:
-        c = _client(server, tasks[u % 4])
-        return [((tasks[u % 4], methods[u % 2], q), _answer(c, methods[u % 2], q)) for q in queries]
+        task, method = tasks[u % 4], methods[(u + u // 4) % 4]
+        c = _site_client(server, task) if method == "site" else _client(server, task)
+        return [((task, method, q), _answer(c, method, q)) for q in queries]
 
     with cf.ThreadPoolExecutor(8) as pool:
         results = [r for rs in pool.map(user, range(8)) for r in rs]

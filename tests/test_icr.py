@@ -1,0 +1,210 @@
+"""ICR: routing identity and causality, PIDs, router artefacts, training, and the eval method."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+import torch
+from tiny import tiny_lm
+
+from icr_app.evaluate import evaluate
+from icr_app.icr_io import ArtefactError
+from icr_app.icr_train import TrainConfig, train_router
+from icr_app.pids import PIDs, extract_pids, random_basis
+from icr_app.router import ICRRouter, new_router
+from icr_app.routing import Routes, routing
+from icr_app.scoring import encode
+from icr_app.tasks import builtin_task
+
+
+def hash_encoder(texts: list[str]) -> torch.Tensor:
+    """A stand-in sentence encoder: hashed character trigrams, 32-d, deterministic."""
+    out = torch.zeros(len(texts), 32)
+    for i, t in enumerate(texts):
+        for j in range(len(t) - 2):
+            out[i, int(hashlib.md5(t[j: j + 3].encode()).hexdigest(), 16) % 32] += 1.0
+    return torch.nn.functional.normalize(out, dim=-1)
+
+
+def random_routes(lm, batch: int, rope: str, rows: str, alpha_scale: float = 1.0, gamma_scale: float = 1.0,
+                  seed: int = 0) -> Routes:
+    gen = torch.Generator().manual_seed(seed)
+    layers = (2, 3)
+    d_q, d_k = lm.n_heads * lm.head_dim, lm.n_kv_heads * lm.head_dim
+    u_q = torch.linalg.qr(torch.randn(2, d_q, 4, generator=gen))[0]
+    u_k = torch.linalg.qr(torch.randn(2, d_k, 4, generator=gen))[0]
+    alpha = alpha_scale * torch.randn(batch, 2, 4, generator=gen)
+    gamma = gamma_scale * torch.rand(batch, 2, lm.n_heads, generator=gen)
+    return Routes(layers, u_q, u_k, alpha, gamma, rope, rows)  # type: ignore[arg-type]
+
+
+def forward(lm, enc) -> torch.Tensor:
+    return lm.model(input_ids=enc.input_ids, attention_mask=enc.attention_mask,
+                    position_ids=enc.position_ids).logits
+
+
+PROMPTS = ["Input: hot\nOutput:", "Input: a rather longer input sentence\nOutput:", "Input: x\nOutput:"]
+
+
+@pytest.mark.parametrize("rope", ["pre", "post"])
+@pytest.mark.parametrize("rows", ["last", "all"])
+@pytest.mark.parametrize("zero", ["alpha", "gamma"])
+@torch.no_grad()
+def test_zero_bias_is_the_plain_model(lm, rope, rows, zero):
+    enc = encode(lm, PROMPTS)
+    base = forward(lm, enc)
+    routes = random_routes(lm, 3, rope, rows, alpha_scale=0.0 if zero == "alpha" else 1.0,
+                           gamma_scale=0.0 if zero == "gamma" else 1.0)
+    with lm.lock, routing(lm, routes):
+        routed = forward(lm, enc)
+    real = enc.attention_mask.bool()
+    assert (routed - base)[real].abs().max() <= 1e-6
+    assert lm.model.config._attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("rope", ["pre", "post"])
+def test_bias_changes_output_keeps_causality_and_trains(lm, rope):
+    enc = encode(lm, PROMPTS[:1])
+    routes = random_routes(lm, 1, rope, "all", alpha_scale=3.0)
+    routes.alpha.requires_grad_(True)
+    routes.gamma.requires_grad_(True)
+    with lm.lock, routing(lm, routes):
+        routed = forward(lm, enc)
+    with torch.no_grad():
+        base = forward(lm, enc)
+    assert (routed[:, -1] - base[:, -1]).abs().max() > 1e-3
+    routed[:, -1].logsumexp(-1).sum().backward()
+    assert routes.alpha.grad.abs().sum() > 0 and routes.gamma.grad.abs().sum() > 0
+    # Changing the last token must not change earlier positions: the causal mask holds with the bias.
+    ids = enc.input_ids.clone()
+    ids[0, -1] = (ids[0, -1] + 1) % lm.model.config.vocab_size
+    with torch.no_grad(), lm.lock, routing(lm, random_routes(lm, 1, rope, "all", alpha_scale=3.0)):
+        other = lm.model(input_ids=ids, attention_mask=enc.attention_mask, position_ids=enc.position_ids).logits
+    assert torch.allclose(other[:, :-1], routed[:, :-1].detach(), atol=1e-5)
+
+
+def test_routing_is_per_row_and_removed_on_error(lm):
+    enc = encode(lm, PROMPTS[:2])
+    routes = random_routes(lm, 2, "pre", "last", alpha_scale=3.0)
+    routes.alpha[1] = 0.0
+    with torch.no_grad():
+        base = forward(lm, enc)
+        with lm.lock, routing(lm, routes):
+            routed = forward(lm, enc)
+    assert (routed[0, -1] - base[0, -1]).abs().max() > 1e-3
+    assert (routed[1, -1] - base[1, -1]).abs().max() <= 1e-6
+    with pytest.raises(RuntimeError), lm.lock, routing(lm, routes):
+        raise RuntimeError("cancelled")
+    assert lm.model.config._attn_implementation == "sdpa"
+    assert all(not a.self_attn.q_proj._forward_hooks for a in lm.layers)
+
+
+@pytest.fixture(scope="module")
+def tiny_tasks():
+    return [builtin_task("sentiment"), builtin_task("antonyms")]
+
+
+@pytest.fixture(scope="module")
+def pids(lm, tiny_tasks):
+    return extract_pids(lm, tiny_tasks, rank=4, n_prompts=6, max_demos=4)
+
+
+def test_pids_shapes_gqa_and_orthonormal(lm, pids):
+    assert pids.u_q.shape == (lm.n_layers, lm.n_heads * lm.head_dim, 4)
+    assert pids.u_k.shape == (lm.n_layers, lm.n_kv_heads * lm.head_dim, 4)
+    assert lm.n_kv_heads < lm.n_heads
+    eye = torch.eye(4).expand(lm.n_layers, 4, 4)
+    assert torch.allclose(pids.u_q.transpose(1, 2) @ pids.u_q, eye, atol=1e-5)
+    assert torch.allclose(pids.u_k.transpose(1, 2) @ pids.u_k, eye, atol=1e-5)
+    assert pids.meta["prompt_counts"] == {"sentiment": 6, "antonyms": 6}
+    rnd = random_basis(pids)
+    assert rnd.u_q.shape == pids.u_q.shape and not torch.allclose(rnd.u_q, pids.u_q)
+
+
+def test_router_round_trip_and_wrong_model_refused(lm, pids, tmp_path):
+    router = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder)
+    torch.nn.init.normal_(router.net.alpha_mlp[-1].weight)
+    router.save(tmp_path)
+    again = ICRRouter.load(tmp_path, lm, encoder=hash_encoder)
+    texts = ["great film", "terrible"]
+    for a, b in zip(router.route(texts), again.route(texts)):
+        assert a.shape[0] == 2 and torch.equal(a, b)
+    assert again.route(texts)[1].shape == (2, 2, lm.n_heads)
+    other = tiny_lm(n_layers=2)
+    with pytest.raises(ArtefactError, match="made for model"):
+        PIDs.load(tmp_path, other)
+    with pytest.raises(ArtefactError, match="made for model"):
+        ICRRouter.load(tmp_path, other, encoder=hash_encoder)
+
+
+def test_untrained_router_is_zero_shot(lm, pids):
+    router = new_router(lm, pids, 32, encoder=hash_encoder)
+    enc = encode(lm, PROMPTS)
+    with torch.no_grad():
+        base = forward(lm, enc)
+        with lm.lock, router.intervention([p[7:-8] for p in PROMPTS]):
+            routed = forward(lm, enc)
+    assert (routed - base)[enc.attention_mask.bool()].abs().max() <= 1e-6
+
+
+@pytest.fixture(scope="module")
+def sharp_lm():
+    """A tiny model whose attention matters: random q/k weights are too small for routing to move logits."""
+    lm = tiny_lm(seed=1)
+    with torch.no_grad():
+        for layer in lm.layers:
+            layer.self_attn.q_proj.weight.mul_(8.0)
+            layer.self_attn.k_proj.weight.mul_(8.0)
+        lm.model.get_input_embeddings().weight.mul_(3.0)
+    return lm
+
+
+def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_path):
+    lm = sharp_lm
+    cfg = TrainConfig(rank=4, layers=[2, 3], pid_prompts=4, max_demos=4, examples_per_domain=16, holdout=8,
+                      epochs=4, lr=1e-2, checkpoint_every=2)
+    log = tmp_path / "log.jsonl"
+    train_router(lm, tiny_tasks, tmp_path / "a", cfg, hash_encoder, log_path=log)
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    first = sum(r["ce"] for r in rows[:8]) / 8
+    last = sum(r["ce"] for r in rows[-8:]) / 8
+    assert last < first - 0.1, (first, last)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after(n):
+        def progress(it, **_):
+            for i, x in enumerate(it):
+                if i == n:
+                    raise Stop
+                yield x
+        return progress
+
+    with pytest.raises(Stop):
+        train_router(lm, tiny_tasks, tmp_path / "b", cfg, hash_encoder, progress=stop_after(5))
+    assert lm.model.config._attn_implementation == "sdpa"
+    resumed = train_router(lm, tiny_tasks, tmp_path / "b", cfg, hash_encoder)
+    done = ICRRouter.load(tmp_path / "a", lm, encoder=hash_encoder)
+    for a, b in zip(done.net.state_dict().values(), resumed.net.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-5)
+
+    report = evaluate(lm, builtin_task("emotion"), ["zero-shot", "icr"], n_test=8, icr_router=str(tmp_path / "a"),
+                      batch_size=4, icr_encoder=hash_encoder)
+    assert report.methods["icr"].n == 8
+
+
+@pytest.mark.slow
+def test_real_encoder_and_pretrained_router(real_lm):
+    from icr_app.router import load_pretrained_router
+    from icr_app.views.icr import alpha_figure, gamma_figure
+
+    router = load_pretrained_router(real_lm)
+    alpha, gamma = router.route(["The film was a delight.", "wallet"])
+    assert alpha.shape == (2, len(router.layers), router.pids.rank)
+    assert gamma.shape == (2, len(router.layers), real_lm.n_heads)
+    assert router.embed(["x"]).shape == (1, 384)
+    assert alpha_figure(router, "wallet").data[0].z is not None
+    assert len(gamma_figure(router, "wallet").data[0].z) == len(router.layers)

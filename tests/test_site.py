@@ -1,0 +1,250 @@
+"""SITE on the tiny model: injection semantics, the cached-prefix training path, hook hygiene, artefacts,
+concurrency, and the CLI; one slow check on the real model."""
+
+import threading
+from contextlib import nullcontext
+from dataclasses import replace
+
+import pytest
+import torch
+from tiny import tiny_lm
+
+from icr_app.cli import main
+from icr_app.evaluate import evaluate
+from icr_app.hooks import o_proj_modules
+from icr_app.methods import ZeroShot
+from icr_app.scoring import encode, prefill
+from icr_app.site import SiteConfig, SiteMeta, SiteMethod, SiteModelError, SiteTask, build_site
+from icr_app.site_artefact import SiteArtefactError, load_site, save_site
+from icr_app.site_inject import inject
+from icr_app.site_train import PrefixPool
+from icr_app.tasks import builtin_task, split
+from icr_app.views.site import alpha_heatmap
+
+TINY = SiteConfig(n_prompts=4, n_demos=2, steps=6, batch_size=4, eval_every=2, patience=2, max_examples=20)
+
+
+def fake_site(lm, task, alpha: torch.Tensor, seed: int = 0) -> SiteTask:
+    """A SITE task with random embeddings and a chosen α (θ = logit α, so α = 0 and 1 are exact)."""
+    gen = torch.Generator().manual_seed(seed)
+    base = ZeroShot(lm, task)
+    meta = SiteMeta(
+        fingerprint=lm.fingerprint, task=task.name, kind=task.kind, template={"query": base.template.query,
+        "sep": base.template.sep}, labels=task.labels if task.kind == "classification" else [],
+        max_new_tokens=base.max_new_tokens, n_prompts=0, n_demos=0, steps=0, best_step=0, train_loss=0.0,
+        val_loss=0.0, val_accuracy=0.0, build_s=0.0,
+    )
+    t = torch.randn(lm.n_layers, lm.n_heads, lm.head_dim, generator=gen) * 3
+    return SiteTask(t=t, theta=torch.logit(alpha.double()).float(), meta=meta)
+
+
+def o_proj_inputs(lm, prompts: list[str], ctx=None) -> list[torch.Tensor]:
+    """Every layer's o_proj input as the layer saw it (after any injecting pre-hook)."""
+    seen: list[torch.Tensor] = []
+    handles = [m.register_forward_hook(lambda m, args, out: seen.append(args[0].clone())) for m in o_proj_modules(lm)]
+    try:
+        with torch.no_grad(), ctx or nullcontext():
+            prefill(lm, encode(lm, prompts))
+    finally:
+        for h in handles:
+            h.remove()
+    return seen
+
+
+def no_hooks_left(lm) -> bool:
+    return all(not m._forward_pre_hooks and not m._forward_hooks for m in o_proj_modules(lm))
+
+
+@pytest.mark.parametrize("name", ["sentiment", "antonyms"])
+def test_alpha_zero_equals_zero_shot_exactly(lm, name):
+    task = builtin_task(name)
+    train, test = split(task, 8, seed=0)
+    site = fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))
+    zs = ZeroShot(lm, train, labels=task.labels).predict(test.inputs, batch_size=3)
+    st = SiteMethod(lm, site).predict(test.inputs, batch_size=3)
+    assert [p.prompt for p in st] == [p.prompt for p in zs]
+    assert [p.generated for p in st] == [p.generated for p in zs]
+    assert [p.label_probs for p in st] == [p.label_probs for p in zs]
+
+
+def test_alpha_one_at_one_head_changes_only_that_slice(lm):
+    task = builtin_task("sentiment")
+    layer, head, d = 2, 1, lm.head_dim
+    alpha = torch.zeros(lm.n_layers, lm.n_heads)
+    alpha[layer, head] = 1.0
+    site = fake_site(lm, task, alpha)
+    prompts = ["Input: a long and rather dull film\nOutput:", "Input: great\nOutput:"]  # different lengths
+    plain = o_proj_inputs(lm, prompts)
+    injected = o_proj_inputs(lm, prompts, inject(lm, site.t, site.alpha))
+    for below in range(layer):
+        assert torch.equal(plain[below], injected[below])
+    diff = (plain[layer] != injected[layer]).reshape(2, -1, lm.n_heads, d).any(-1)
+    expected = torch.zeros_like(diff)
+    expected[:, -1, head] = True
+    assert torch.equal(diff, expected)
+    assert torch.equal(injected[layer][:, -1, head * d:(head + 1) * d], site.t[layer, head].expand(2, d))
+    assert not torch.equal(plain[-1], injected[-1])  # later layers do see the change
+    assert no_hooks_left(lm)
+
+
+def test_hooks_removed_when_a_call_raises(lm):
+    task = builtin_task("sentiment")
+    site = fake_site(lm, task, torch.full((lm.n_layers, lm.n_heads), 0.7))
+    before = o_proj_inputs(lm, ["Input: fine\nOutput:"])
+    with pytest.raises(RuntimeError, match="cancelled"):
+        with inject(lm, site.t, site.alpha):
+            assert not no_hooks_left(lm)
+            raise RuntimeError("cancelled")
+    assert no_hooks_left(lm)
+
+    def cancel_at_third(it):
+        for i, x in enumerate(it):
+            if i == 2:
+                raise RuntimeError("cancelled")
+            yield x
+
+    with pytest.raises(RuntimeError, match="cancelled"):  # the app cancels by raising inside progress
+        build_site(lm, task, config=TINY, progress=cancel_at_third)
+    assert no_hooks_left(lm)
+    assert all(torch.equal(a, b) for a, b in zip(before, o_proj_inputs(lm, ["Input: fine\nOutput:"])))
+
+
+def test_cached_prefix_matches_full_prompt(lm):
+    """Training forwards only the last token over a cached prefix; it must match the full prompt, injected too."""
+    prompts = ["Input: happy\nOutput:", "Input: a much longer input sentence here\nOutput:", "Input: x\nOutput:"]
+    pool = PrefixPool(lm, prompts, batch_size=2)
+    site = fake_site(lm, builtin_task("antonyms"), torch.rand(lm.n_layers, lm.n_heads))
+    rows = torch.tensor([2, 0, 1])
+    with torch.no_grad():
+        full = prefill(lm, encode(lm, [prompts[i] for i in rows]))
+        cached = pool.last_logits(rows)
+        with inject(lm, site.t, site.alpha):
+            full_inj = prefill(lm, encode(lm, [prompts[i] for i in rows]))
+            cached_inj = pool.last_logits(rows)
+    torch.testing.assert_close(cached, full, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(cached_inj, full_inj, atol=1e-4, rtol=1e-4)
+    assert not torch.allclose(full, full_inj)
+
+
+@pytest.mark.parametrize("name", ["headline-topic", "antonyms"])
+def test_build_trains_alpha_and_evaluates(lm, name):
+    task = builtin_task(name)
+    seen = []
+
+    def progress(it):
+        seen.append(len(it))
+        return it
+
+    site = build_site(lm, task, config=TINY, progress=progress)
+    assert site.t.shape == (lm.n_layers, lm.n_heads, lm.head_dim) and site.theta.shape == (lm.n_layers, lm.n_heads)
+    assert seen == [1, TINY.steps]  # stage-1 batches, then the training steps
+    m = site.meta
+    assert m.kind == task.kind and m.fingerprint == lm.fingerprint and 0 <= m.best_step <= m.steps <= TINY.steps
+    assert torch.isfinite(torch.tensor([m.train_loss, m.val_loss])).all()
+    assert (m.labels == task.labels) == (task.kind == "classification")
+    rep = evaluate(lm, task, ["zero-shot", "site"], n_test=6, seed=0, shots=2, site_steps=2, site_prompts=2,
+                   site_demos=2)
+    assert rep.methods["site"].n == 6 and rep.methods["site"].latency_ratio_to_zero_shot > 0
+    assert no_hooks_left(lm)
+
+
+def test_training_lowers_the_loss_on_a_learnable_task(lm):
+    """With embeddings from the task itself, α should move to cut the held-out first-token loss."""
+    cfg = SiteConfig(n_prompts=8, n_demos=3, steps=30, batch_size=8, eval_every=5, patience=10, max_examples=48)
+    site = build_site(lm, builtin_task("sentiment"), config=cfg)
+    zero = build_site(lm, builtin_task("sentiment"), config=replace(cfg, steps=0))
+    assert site.meta.val_loss < zero.meta.val_loss
+    assert not torch.equal(site.theta, torch.zeros_like(site.theta))
+
+
+def test_save_load_round_trip_is_bit_exact(lm, tmp_path):
+    task = builtin_task("sentiment")
+    site = build_site(lm, task, config=TINY)
+    path = save_site(site, tmp_path / "s.safetensors")
+    back = load_site(path, lm)
+    assert torch.equal(back.t, site.t) and torch.equal(back.theta, site.theta) and back.meta == site.meta
+    queries = task.inputs[:5]
+    assert [p.label_probs for p in SiteMethod(lm, back).predict(queries)] == \
+        [p.label_probs for p in SiteMethod(lm, site).predict(queries)]
+    assert alpha_heatmap(back).data[0].z is not None
+
+
+def test_wrong_model_is_refused(lm, tmp_path):
+    other = tiny_lm(n_layers=2)
+    path = save_site(fake_site(other, builtin_task("sentiment"), torch.rand(2, other.n_heads)), tmp_path / "o.st")
+    assert load_site(path).meta.fingerprint == other.fingerprint  # readable without a model
+    with pytest.raises(SiteModelError, match="built for model"):
+        load_site(path, lm)
+    with pytest.raises(SiteModelError):
+        SiteMethod(lm, load_site(path))
+
+
+def test_corrupted_and_truncated_files_are_refused(lm, tmp_path):
+    path = save_site(fake_site(lm, builtin_task("sentiment"), torch.rand(lm.n_layers, lm.n_heads)), tmp_path / "a")
+    data = path.read_bytes()
+    cases = {
+        "truncated": data[: len(data) // 2],
+        "header cut": data[:20],
+        "empty": b"",
+        "bit flip in tensors": data[:-10] + bytes([data[-10] ^ 1]) + data[-9:],
+        "garbage": b"not a safetensors file at all" * 10,
+    }
+    for name, blob in cases.items():
+        bad = tmp_path / f"{name}.safetensors"
+        bad.write_bytes(blob)
+        with pytest.raises(SiteArtefactError):
+            load_site(bad, lm)
+    with pytest.raises(SiteArtefactError, match="no such file"):
+        load_site(tmp_path / "missing.safetensors")
+
+
+def test_two_tasks_from_two_threads_match_sequential(lm):
+    tasks = [builtin_task("sentiment"), builtin_task("antonyms")]
+    methods = [SiteMethod(lm, fake_site(lm, t, torch.rand(lm.n_layers, lm.n_heads), seed=i))
+               for i, t in enumerate(tasks)]
+    queries = [t.inputs[:12] for t in tasks]
+    expected = [[(p.generated, p.label_probs) for p in m.predict(q, batch_size=2)] for m, q in zip(methods, queries)]
+    got: list = [None, None]
+    barrier = threading.Barrier(2)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        got[i] = [[(p.generated, p.label_probs) for p in methods[i].predict(queries[i], batch_size=2)]
+                  for _ in range(3)]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert got == [[e] * 3 for e in expected]
+    assert no_hooks_left(lm)
+
+
+def test_cli_site_build(lm, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("icr_app.site_cli.load_model", lambda name: lm)
+    out = tmp_path / "sent.safetensors"
+    assert main(["site", "build", "--data", "sentiment", "--out", str(out), "--site-prompts", "2",
+                 "--site-demos", "2", "--site-steps", "2"]) == 0
+    site = load_site(out, lm)
+    assert (site.meta.n_prompts, site.meta.n_demos, site.meta.steps) == (2, 2, 2)
+    assert "SITE task 'sentiment'" in capsys.readouterr().out
+
+
+def test_paper_preset():
+    paper = SiteConfig.from_opts({"site_paper": True, "site_steps": None})
+    assert (paper.n_prompts, paper.n_demos, paper.steps, paper.batch_size) == (50, 10, 400, 1)
+    assert SiteConfig.from_opts({"site_prompts": 5}).n_prompts == 5
+
+
+@pytest.mark.slow
+def test_real_model_alpha_zero_and_cached_prefix(real_lm):
+    task = builtin_task("sentiment")
+    site = fake_site(real_lm, task, torch.zeros(real_lm.n_layers, real_lm.n_heads))
+    prompts = [ZeroShot(real_lm, task).prompt(x, 0) for x in task.inputs[:4]]
+    with torch.no_grad():
+        plain = prefill(real_lm, encode(real_lm, prompts))
+        with inject(real_lm, site.t, site.alpha):
+            assert torch.equal(prefill(real_lm, encode(real_lm, prompts)), plain)
+        torch.testing.assert_close(PrefixPool(real_lm, prompts).last_logits(torch.arange(4)), plain,
+                                   atol=1e-3, rtol=1e-4)
