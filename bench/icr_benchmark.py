@@ -1,8 +1,12 @@
-"""ICR benchmark: zero-shot, few-shot and icr on in-domain and unseen tasks, timed in the same run.
+"""ICR benchmark: zero-shot, few-shot and icr on in-domain and unseen tasks.
 
-Usage: python bench/icr_benchmark.py --out /tmp/icr-bench.json [--router assets/icr] [--n-test 100]
-       [--ablation-router DIR --ablation-task PATH] (icr with another router, e.g. a random basis)
-Prints a Markdown table and counts collapses (icr below zero-shot).
+`run` scores methods on a group of tasks and writes JSON; zero-shot and icr must be in the same run so the
+latency ratio compares like with like (few-shot may be run separately: it does not use the router).
+`table` merges JSON files into the Markdown tables of BENCHMARKS.md and counts collapses (icr < zero-shot).
+
+  python bench/icr_benchmark.py run --group unseen --methods zero-shot,icr --n-test 50 --out /tmp/a.json
+  python bench/icr_benchmark.py run --group unseen --methods icr --router /tmp/random-router --out /tmp/b.json
+  python bench/icr_benchmark.py table /tmp/a.json /tmp/c.json
 """
 
 from __future__ import annotations
@@ -16,59 +20,66 @@ from icr_app.models import load_model
 from icr_app.tasks import load_task
 
 FV = "../shared/data/fv/"
-IN_DOMAIN = [FV + n + ".json" for n in ("sentiment", "ag_news", "person-instrument", "antonym", "capitalize",
-                                        "present-past")]
-UNSEEN = [FV + "singular-plural.json", FV + "country-capital.json", FV + "national_parks.json", "emotion"]
+GROUPS = {
+    "in-domain": [FV + n + ".json" for n in ("sentiment", "ag_news", "person-instrument", "antonym", "capitalize",
+                                             "present-past")],
+    "unseen": [FV + "singular-plural.json", FV + "country-capital.json", FV + "national_parks.json", "emotion"],
+}
+METHODS = ("zero-shot", "few-shot", "icr")
 
 
-def run(router: str, paths: list[str], methods: list[str], n_test: int) -> dict[str, dict]:
+def run(args: argparse.Namespace) -> None:
     lm = load_model()
+    paths = args.tasks.split(",") if args.tasks else GROUPS[args.group]
     out = {}
     for path in paths:
-        report = evaluate(lm, load_task(path), methods, n_test=n_test, icr_router=router)
-        out[report.task] = {m: {"acc": r.accuracy, "first": r.first_token_accuracy, "ms": r.latency_s * 1000,
-                                "ratio": r.latency_ratio_to_zero_shot, "n": r.n} for m, r in report.methods.items()}
+        report = evaluate(lm, load_task(path), args.methods.split(","), n_test=args.n_test, icr_router=args.router)
+        out[report.task] = {"group": args.group, **{
+            m: {"acc": r.accuracy, "first": r.first_token_accuracy, "ms": r.latency_s * 1000, "n": r.n}
+            for m, r in report.methods.items()}}
         print(path, json.dumps(out[report.task]), flush=True)
-    return out
+    Path(args.out).write_text(json.dumps(out, indent=2))
 
 
-def table(results: dict[str, dict], group: str) -> list[str]:
-    lines = [f"| {group} task | n | zero-shot | few-shot | icr | icr − zs | icr latency × zs |",
-             "|---|---|---|---|---|---|---|"]
-    for task, r in results.items():
-        zs, fs, icr = r["zero-shot"]["acc"], r["few-shot"]["acc"], r["icr"]["acc"]
-        lines.append(f"| {task} | {r['icr']['n']} | {zs:.3f} | {fs:.3f} | {icr:.3f} | {icr - zs:+.3f} | "
-                     f"{r['icr']['ratio']:.2f} |")
-    mean = {m: sum(r[m]["acc"] for r in results.values()) / len(results) for m in ("zero-shot", "few-shot", "icr")}
-    ratio = sum(r["icr"]["ms"] for r in results.values()) / sum(r["zero-shot"]["ms"] for r in results.values())
-    collapses = sum(r["icr"]["acc"] < r["zero-shot"]["acc"] for r in results.values())
-    lines.append(f"| **mean** | | {mean['zero-shot']:.3f} | {mean['few-shot']:.3f} | {mean['icr']:.3f} | "
-                 f"{mean['icr'] - mean['zero-shot']:+.3f} | {ratio:.2f} (total time) |")
-    lines.append(f"\ncollapses (icr < zero-shot): {collapses} of {len(results)}")
-    return lines
+def table(args: argparse.Namespace) -> None:
+    merged: dict[str, dict] = {}
+    for f in args.files:
+        for task, r in json.loads(Path(f).read_text()).items():
+            merged.setdefault(task, {}).update(r)
+    for group in GROUPS:
+        rows = {t: r for t, r in merged.items() if r["group"] == group and all(m in r for m in METHODS)}
+        if not rows:
+            continue
+        print(f"| {group} task | n | zero-shot | few-shot | icr | icr − zero-shot | icr latency ÷ zero-shot |")
+        print("|---|---|---|---|---|---|---|")
+        for task, r in rows.items():
+            zs, fs, icr = (r[m]["acc"] for m in METHODS)
+            print(f"| {task} | {r['icr']['n']} | {zs:.3f} | {fs:.3f} | {icr:.3f} | {icr - zs:+.3f} | "
+                  f"{r['icr']['ms'] / r['zero-shot']['ms']:.2f} |")
+        mean = {m: sum(r[m]["acc"] for r in rows.values()) / len(rows) for m in METHODS}
+        ratio = sum(r["icr"]["ms"] for r in rows.values()) / sum(r["zero-shot"]["ms"] for r in rows.values())
+        collapses = sum(r["icr"]["acc"] < r["zero-shot"]["acc"] for r in rows.values())
+        print(f"| **mean** | | {mean['zero-shot']:.3f} | {mean['few-shot']:.3f} | {mean['icr']:.3f} | "
+              f"{mean['icr'] - mean['zero-shot']:+.3f} | {ratio:.2f} |")
+        print(f"\n{group}: collapses (icr < zero-shot): {collapses} of {len(rows)}\n")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--router", default=None, help="router folder (default: the pretrained one in assets/icr)")
-    ap.add_argument("--n-test", type=int, default=100)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--ablation-router", default=None)
-    ap.add_argument("--ablation-task", default=UNSEEN[0])
-    ap.add_argument("--skip-main", action="store_true")
+    sub = ap.add_subparsers(required=True)
+    p = sub.add_parser("run")
+    p.add_argument("--group", choices=list(GROUPS), required=True)
+    p.add_argument("--tasks", default=None, help="comma list overriding the group's tasks")
+    p.add_argument("--methods", default=",".join(METHODS))
+    p.add_argument("--router", default=None, help="router folder (default: the pretrained one in assets/icr)")
+    p.add_argument("--n-test", type=int, default=50)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=run)
+    p = sub.add_parser("table")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=table)
     args = ap.parse_args()
-    saved = {}
-    methods = ["zero-shot", "few-shot", "icr"]
-    if not args.skip_main:
-        saved["in-domain"] = run(args.router, IN_DOMAIN, methods, args.n_test)
-        saved["unseen"] = run(args.router, UNSEEN, methods, args.n_test)
-        print("\n".join(table(saved["in-domain"], "in-domain") + [""] + table(saved["unseen"], "unseen")))
-    if args.ablation_router:
-        saved["ablation"] = {
-            "pids": run(args.router, [args.ablation_task], ["zero-shot", "icr"], args.n_test),
-            "random": run(args.ablation_router, [args.ablation_task], ["zero-shot", "icr"], args.n_test),
-        }
-    Path(args.out).write_text(json.dumps(saved, indent=2))
+    args.func(args)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,20 @@ class Encoded:
 
 
 def encode(lm: LoadedModel, prompts: list[str]) -> Encoded:
-    enc = lm.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=True)
-    return Encoded(enc["input_ids"].to(lm.device), enc["attention_mask"].to(lm.device))
+    """Tokenise and left-pad by hand.
+
+    Asking a fast tokenizer to pad switches padding on in its shared Rust backend, and the next
+    unpadded call switches it off again: two threads doing that at once break each other's batches.
+    Never asking it to pad keeps the shared tokenizer stateless.
+    """
+    ids = lm.tokenizer(prompts, add_special_tokens=True)["input_ids"]
+    width = max(map(len, ids))
+    input_ids = torch.full((len(ids), width), lm.tokenizer.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((len(ids), width), dtype=torch.long)
+    for row, seq in enumerate(ids):
+        input_ids[row, width - len(seq):] = torch.tensor(seq, dtype=torch.long)
+        mask[row, width - len(seq):] = 1
+    return Encoded(input_ids.to(lm.device), mask.to(lm.device))
 
 
 def prefill(lm: LoadedModel, enc: Encoded, cache: DynamicCache | None = None) -> torch.Tensor:

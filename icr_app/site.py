@@ -33,13 +33,13 @@ class SiteConfig:
 
     n_prompts: int = 32  # M: few-shot prompts averaged into the task embedding
     n_demos: int = 8  # N: demonstrations per prompt
-    steps: int = 120
+    steps: int = 100
     batch_size: int = 16
     lr: float = 0.2
-    max_examples: int = 200  # zero-shot training prompts (train + validation) drawn from the user's examples
+    max_examples: int = 160  # zero-shot training prompts (train + validation) drawn from the user's examples
     val_fraction: float = 0.2
     eval_every: int = 10
-    patience: int = 4
+    patience: int = 3
     seed: int = 0
 
     @classmethod

@@ -51,8 +51,8 @@ Adapt a language model to a task from a handful of examples, and compare on the 
 (a router trained once on other tasks that bends attention along principal ICL directions, with no
 examples at all). The implicit methods keep the prompt as short as zero-shot.
 
-1. Pick a task (built-in, uploaded, or edited in the table). 2. Type a query and press **Answer**.
-3. Build SITE for the task to fill its panel. 4. Open the tabs below to see *why* it works.
+Pick a task (built-in, uploaded, or edited in the table) → type a query and press **Answer** →
+build SITE for the task to fill its panel → open the tabs below to see *why* it works.
 """
 
 EXPLAIN = {
@@ -67,7 +67,8 @@ EXPLAIN = {
             "them (S_pq). The curves average several prompts; the arcs show one prompt's strongest edges.",
     "rank1": "A prompt's context changes a block's MLP input at the query. That change equals a rank-1 update "
              "of the first MLP weights plus a residual patch: the context-free block with the patch reproduces "
-             "the with-context output exactly. The patch is specific to the query: it does not transfer.",
+             "the with-context output exactly. The patch is specific to its query: applied to another query it "
+             "closes only part of that query's gap, thousands of times less exactly.",
 }
 
 
@@ -182,7 +183,7 @@ def panel_text(name: str, pred: Prediction, seconds: float) -> str:
 def panel(name: str, method: Method | None, query: str, missing: str = "") -> tuple[str, object, str]:
     """One method's answer to one query: (markdown, probability figure, prompt used)."""
     if method is None:
-        return f"### {TITLES[name]}\n_{missing}_", label_prob_bars(None, TITLES[name]), ""
+        return f"### {TITLES[name]}\n_{missing}_", label_prob_bars(None, TITLES[name], "not available yet"), ""
     t0 = time.perf_counter()
     pred = method.predict([query])[0]
     return panel_text(name, pred, time.perf_counter() - t0), label_prob_bars(pred.label_probs, TITLES[name]), \

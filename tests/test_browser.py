@@ -33,12 +33,17 @@ def test_upload_answer_and_plots_render(url, tmp_path):
         page.goto(url)
         page.locator("input[type=file]").first.set_input_files(str(data))
         page.get_by_text("12 examples; classification over 2 labels: happy, sad").wait_for(timeout=60_000)
+        page.get_by_role("tab", name="SITE head map").click()
+        page.get_by_role("button", name="Build SITE").click()
+        page.get_by_text("SITE for moods").wait_for(timeout=120_000)
         page.get_by_label("Query").fill("a lovely walk in the park")
-        page.get_by_role("button", name="Answer").click()
-        page.get_by_text("ms · prompt").nth(1).wait_for(timeout=60_000)
-        page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=30_000)
+        page.get_by_role("button", name="Answer", exact=True).click()
+        page.get_by_text("ms · prompt").nth(2).wait_for(timeout=60_000)
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 4", timeout=30_000)
         text = page.inner_text("body")
-        assert "zero-shot" in text and "few-shot" in text
+        for title in ("Zero-shot", "Few-shot", "SITE (task embedding)", "ICR"):
+            assert title in text
+        assert text.count("ms · prompt") >= 3  # zero-shot, few-shot and SITE answered (ICR needs its router)
         page.screenshot(path=str(tmp_path / "app.png"), full_page=True)
         browser.close()
     assert (tmp_path / "app.png").stat().st_size > 10_000

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from icr_app.models import LoadedModel
-from icr_app.prompts import Template, sample_demos
+from icr_app.prompts import Template, answer_text, sample_demos
 from icr_app.scoring import LabelError, label_set
 from icr_app.tasks import Example, Task
 
@@ -56,7 +56,7 @@ def build_prompt(lm: LoadedModel, demos: list[Example], query: Example, template
     label_spans, input_spans, text = [], [], ""
     for d in demos:
         input_spans.append((len(text) + x_at, len(text) + x_at + len(d.input)))
-        start = len(text) + len(template.zero_shot(d.input)) + 1
+        start = len(text) + len(template.zero_shot(d.input) + answer_text(d.output)) - len(d.output)
         label_spans.append((start, start + len(d.output)))
         text += template.demo(d)
     prefix_chars = len(text)

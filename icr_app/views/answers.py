@@ -7,8 +7,9 @@ import plotly.graph_objects as go
 from icr_app.evaluate import EvalReport
 
 
-def label_prob_bars(probs: dict[str, float] | None, title: str) -> go.Figure:
-    """Horizontal bars of the label probabilities; an empty, labelled figure for open tasks."""
+def label_prob_bars(probs: dict[str, float] | None, title: str,
+                    note: str = "open task: the answer is generated text") -> go.Figure:
+    """Horizontal bars of the label probabilities; an empty figure saying why when there are none."""
     fig = go.Figure()
     if probs:
         labels = sorted(probs, key=probs.get)
@@ -17,7 +18,7 @@ def label_prob_bars(probs: dict[str, float] | None, title: str) -> go.Figure:
                     hovertemplate="%{y}: %{x:.3f}<extra></extra>")
         fig.update_xaxes(range=[0, 1], title="probability over the label set")
     else:
-        fig.add_annotation(text="open task: the answer is generated text", showarrow=False)
+        fig.add_annotation(text=note, showarrow=False)
         fig.update_xaxes(visible=False)
         fig.update_yaxes(visible=False)
     fig.update_layout(title=title, height=220, margin=dict(l=10, r=10, t=40, b=10))
