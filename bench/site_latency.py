@@ -1,6 +1,6 @@
 """SITE's per-query latency against zero-shot, measured in alternation so load drift on a shared CPU cancels.
 
-    python bench/site_latency.py --data ../shared/data/fv/sentiment.json --site FILE.safetensors [--reps 5]
+    PYTHONPATH=. python bench/site_latency.py --data ../shared/data/fv/sentiment.json --site FILE.safetensors [--reps 5]
 
 Times `predict` on the same seeded 100-query test split, zero-shot then SITE, `reps` times, and prints
 the median per-query latency of each and the median of the per-round ratios. Latency does not depend

@@ -44,7 +44,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     report = evaluate(lm, task, methods, n_test=args.n_test, seed=args.seed, shots=args.shots,
                       batch_size=args.batch_size, progress=partial(tqdm_progress, desc="batches"),
-                      **site_opts(args))
+                      icr_router=args.icr_router, **site_opts(args))
     print(format_table(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2))
@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shots", type=int, default=10)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--json", default=None, help="write the numbers to this JSON file")
+    p.add_argument("--icr-router", default=None, help="router folder for `icr` (default: the shipped one)")
     add_site_config_args(p)
     p.set_defaults(func=cmd_eval)
     add_site_commands(sub, add_task_args, tqdm_progress)

@@ -100,7 +100,6 @@ def alpha_scale(cfg: TrainConfig, step: int, total: int) -> float:
 @dataclass
 class Examples:
     prompts: list[str]
-    texts: list[str]
     targets: torch.Tensor  # first answer token ids
     emb: torch.Tensor
     h_zs: torch.Tensor
@@ -115,14 +114,13 @@ def training_examples(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, enco
         train, _ = split(task, cfg.holdout, cfg.seed)
         chosen += rng.sample(list(train.examples), min(cfg.examples_per_domain, len(train.examples)))
     prompts = [template.zero_shot(e.input) for e in chosen]
-    texts = [e.input for e in chosen]
     targets = torch.tensor([first_token_id(lm, e.output) for e in chosen])
-    emb = encoder(texts).float().cpu()
+    emb = encoder([e.input for e in chosen]).float().cpu()
     h = []
     with torch.no_grad(), lm.lock:
         for s in progress(range(0, len(prompts), 32)):
             h.append(entropy(prefill(lm, encode(lm, prompts[s: s + 32]))).cpu())
-    return Examples(prompts, texts, targets, emb, torch.cat(h))
+    return Examples(prompts, targets, emb, torch.cat(h))
 
 
 def _checkpoint_state(opt: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

@@ -5,8 +5,10 @@ layer, pool them over all prompts of all domains (the same number per domain) an
 per layer: U_q[l] (H·d_h × r) and U_k[l] (H_kv·d_h × r). Keys stay in the k_proj space (no GQA repeat), so
 the basis matches what routing projects.
 
-Both open questions are captured in one pass and settled by measurement (BENCHMARKS.md "## ICR"):
-pre- vs post-RoPE vectors (`rope`) and centred PCA vs the uncentred second moment (`centred`).
+Both open questions are captured in one pass and settled by measurement (BENCHMARKS.md "## ICR",
+bench/icr_pid_variants.py): pre-RoPE (default) keeps ~1.5x more of the ICL shift of q and k than post-RoPE;
+centred vs uncentred is a tie (centred a little better on Δq, uncentred on Δk), so the default is the
+uncentred second moment, which the theory uses.
 """
 
 from __future__ import annotations

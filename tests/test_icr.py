@@ -14,7 +14,7 @@ from icr_app.icr_io import ArtefactError
 from icr_app.icr_train import TrainConfig, train_router
 from icr_app.pids import PIDs, extract_pids, random_basis
 from icr_app.router import ICRRouter, new_router
-from icr_app.routing import Routes, routing
+from icr_app.routing import Routes, causal_mask, routing
 from icr_app.scoring import encode
 from icr_app.tasks import builtin_task
 
@@ -83,6 +83,13 @@ def test_bias_changes_output_keeps_causality_and_trains(lm, rope):
     with torch.no_grad(), lm.lock, routing(lm, random_routes(lm, 1, rope, "all", alpha_scale=3.0)):
         other = lm.model(input_ids=ids, attention_mask=enc.attention_mask, position_ids=enc.position_ids).logits
     assert torch.allclose(other[:, :-1], routed[:, :-1].detach(), atol=1e-5)
+
+
+def test_causal_mask_without_a_mask_builder():
+    mask = causal_mask(torch.zeros(1, 1, 3, 4), torch.zeros(1, 1, 5, 4))
+    assert mask.shape == (1, 1, 3, 5)
+    assert (mask[0, 0] == 0).tolist() == [[True, True, True, False, False], [True, True, True, True, False],
+                                          [True] * 5]
 
 
 def test_routing_is_per_row_and_removed_on_error(lm):

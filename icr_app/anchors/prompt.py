@@ -93,6 +93,8 @@ def sample_prompts(
 ) -> list[AnchorPrompt]:
     """One prompt per query; demos class-balanced, seeded per query; `shots=None` means one per class."""
     k = len(train.labels) if shots is None else shots
+    if k < 1:
+        raise ValueError("the anchors analyses need at least one demonstration per prompt (label words)")
     out = []
     for i, q in enumerate(queries):
         rng = random.Random(f"{seed}:{i}:{q.input}")
