@@ -13,7 +13,6 @@ uncentred second moment, which the theory uses.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from icr_app.hooks import attention_function, hooks
 from icr_app.icr_io import load_artefact, save_artefact
 from icr_app.methods import Progress, no_progress
 from icr_app.models import LoadedModel
-from icr_app.prompts import Template, sample_demos
+from icr_app.prompts import Template, sample_icl_prompts
 from icr_app.routing import Rope, heads_concat
 from icr_app.scoring import encode
 from icr_app.tasks import Task
@@ -61,15 +60,9 @@ class PIDs:
 def icl_prompts(task: Task, n_prompts: int, demos_per_class: int = 5, max_demos: int = 10, seed: int = 0,
                 template: Template | None = None) -> list[str]:
     """Few-shot prompts: class-balanced demonstrations (5 per class, capped for the CPU) then a fresh query."""
-    template = template or Template()
-    rng = random.Random(seed)
     per_class = demos_per_class * len(task.labels) if task.kind == "classification" else demos_per_class
     k = min(per_class, max_demos, len(task.examples) - 1)
-    prompts = []
-    for _ in range(n_prompts):
-        query = rng.choice(task.examples)
-        prompts.append(template.few_shot(sample_demos(task, k, rng, exclude_input=query.input), query.input))
-    return prompts
+    return sample_icl_prompts(task, template or Template(), n_prompts, k, seed)
 
 
 @torch.no_grad()

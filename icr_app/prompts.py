@@ -57,3 +57,13 @@ def sample_demos(
                 picked.append(by_label[lab].pop())
     rng.shuffle(picked)
     return picked
+
+
+def sample_icl_prompts(task: Task, template: Template, n_prompts: int, n_demos: int, seed: int) -> list[str]:
+    """n_prompts few-shot prompts, each n_demos demonstrations plus a query, all drawn from the task."""
+    rng = random.Random(seed)
+    prompts = []
+    for _ in range(n_prompts):
+        query = rng.choice(task.examples)
+        prompts.append(template.few_shot(sample_demos(task, n_demos, rng, exclude_input=query.input), query.input))
+    return prompts

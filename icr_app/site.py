@@ -20,7 +20,7 @@ import torch
 from icr_app.hooks import hooks, o_proj_modules
 from icr_app.methods import Method, Progress, ZeroShot, no_progress
 from icr_app.models import LoadedModel
-from icr_app.prompts import Template, sample_demos
+from icr_app.prompts import Template, sample_icl_prompts
 from icr_app.scoring import encode, first_token_id, prefill
 from icr_app.site_inject import inject
 from icr_app.site_train import PrefixPool, train_theta
@@ -105,16 +105,6 @@ class SiteTask:
             )
 
 
-def few_shot_prompts(train: Task, template: Template, n_prompts: int, n_demos: int, seed: int) -> list[str]:
-    """M prompts of N demonstrations plus one query, all sampled from the task's examples."""
-    rng = random.Random(seed)
-    prompts = []
-    for _ in range(n_prompts):
-        query = rng.choice(train.examples)
-        prompts.append(template.few_shot(sample_demos(train, n_demos, rng, exclude_input=query.input), query.input))
-    return prompts
-
-
 @torch.no_grad()
 def task_embeddings(lm: LoadedModel, prompts: list[str], batch_size: int = 8,
                     progress: Progress = no_progress) -> torch.Tensor:
@@ -151,7 +141,7 @@ def build_site(lm: LoadedModel, train: Task, template: Template | None = None, l
     t0 = time.perf_counter()
     cfg = config or SiteConfig()
     base = ZeroShot(lm, train, template, labels)
-    t = task_embeddings(lm, few_shot_prompts(train, base.template, cfg.n_prompts, cfg.n_demos, cfg.seed),
+    t = task_embeddings(lm, sample_icl_prompts(train, base.template, cfg.n_prompts, cfg.n_demos, cfg.seed),
                         progress=progress)
     fit, val = _holdout(train, cfg)
     candidates = None if base.label_set is None else torch.tensor(base.label_set.first_ids, device=lm.device)
