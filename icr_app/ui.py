@@ -39,6 +39,7 @@ from icr_app.views.rank1 import error_by_layer_figure, norm_vs_demos_figure, sin
 from icr_app.views.site import alpha_heatmap
 
 MAX_QUERY_CHARS = 2000
+MAX_BATCH = 50
 PANELS = ("zero-shot", "few-shot", "site", "icr")
 TITLES = {"zero-shot": "Zero-shot", "few-shot": "Few-shot (explicit ICL)", "site": "SITE (task embedding)",
           "icr": "ICR (pretrained router)"}
@@ -221,6 +222,24 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
         method = None if router is None else ICR(lm, task, router)
         return panel("icr", method, clip_query(query), router_note)
 
+    def answer_batch(task: Task, site: SiteTask | None, text: str, shots: int, seed: int):
+        queries = [clip_query(q) for q in (text or "").splitlines() if q.strip()]
+        if not queries:
+            raise gr.Error("type one query per line")
+        if len(queries) > MAX_BATCH:
+            gr.Warning(f"only the first {MAX_BATCH} queries are answered")
+            queries = queries[:MAX_BATCH]
+        methods: dict[str, Method | None] = {
+            "zero-shot": ZeroShot(lm, task), "few-shot": FewShot(lm, task, shots=int(shots), seed=int(seed)),
+            "site": None if site is None else SiteMethod(lm, site),
+            "icr": None if router is None else ICR(lm, task, router),
+        }
+        table = {"query": queries}
+        for name, method in methods.items():
+            if method is not None:
+                table[name] = [p.prediction for p in method.predict(queries)]
+        return pd.DataFrame(table)
+
     def icr_maps(query: str):
         if router is None:
             raise gr.Error(router_note)
@@ -307,6 +326,10 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
                 shots = gr.Slider(1, 20, value=10, step=1, label="few-shot demonstrations")
                 seed = gr.Number(0, precision=0, label="seed")
         ask = gr.Button("Answer", variant="primary")
+        with gr.Accordion("A batch of queries", open=False):
+            batch = gr.Textbox(label="one query per line", lines=5)
+            ask_batch = gr.Button("Answer all")
+            batch_table = gr.Dataframe(label="predictions per method (SITE once built, ICR when a router exists)")
         outputs: dict[str, list] = {}
         with gr.Row():
             for name in PANELS:
@@ -388,6 +411,8 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
         for key, (fn, inputs, outs) in answers.items():
             ask.click(user_errors(fn), inputs, outs, api_name=f"answer_{key}")
             query.submit(user_errors(fn), inputs, outs, api_name=False)
+        ask_batch.click(user_errors(answer_batch), [task_state, site_state, batch, shots, seed], batch_table,
+                        api_name="answer_batch")
         build_btn.click(user_errors(build), [task_state, site_steps, seed],
                         [site_state, site_map, site_info, site_file], api_name="build_site")
         site_upload.upload(user_errors(upload_site), site_upload, [site_state, site_map, site_info],

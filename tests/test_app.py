@@ -105,3 +105,13 @@ def test_concurrent_users_get_their_sequential_answers(server):
     assert len(results) == 40
     for job, got in results:
         assert got == expected[job], job
+
+
+def test_batch_of_queries(server):
+    c = _site_client(server, "sentiment")
+    table = c.predict("\n".join(["great", "", "awful", "fine"]), 4, 0, api_name="/answer_batch")
+    assert table["headers"][:4] == ["query", "zero-shot", "few-shot", "site"]
+    assert [row[0] for row in table["data"]] == ["great", "awful", "fine"]
+    assert {row[1] for row in table["data"]} <= {"positive", "negative"}
+    single = [_answer(c, "site", q)[0].strip("*") for q in ("great", "awful", "fine")]
+    assert [row[3] for row in table["data"]] == single
