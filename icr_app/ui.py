@@ -19,19 +19,23 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
+from icr_app.anchors.compression import compression_experiment, fixed_demo_prompts
+from icr_app.anchors.confusion import confusion_experiment
 from icr_app.anchors.isolation import isolation_experiment
+from icr_app.anchors.reweighting import reweight_experiment
 from icr_app.anchors.saliency import information_flow, prompt_saliency, task_prompts
 from icr_app.demo_tasks import DEMO_TASKS
 from icr_app.evaluate import METHODS, evaluate
 from icr_app.icr_method import ICR, cached_router
 from icr_app.methods import FewShot, Method, Prediction, ZeroShot
 from icr_app.models import DEFAULT_MODEL, LoadedModel, load_model
+from icr_app.prompts import Template
 from icr_app.rank1 import rank1_analysis
 from icr_app.scoring import LabelError
 from icr_app.site import SiteConfig, SiteMethod, SiteTask, build_site
 from icr_app.site_artefact import load_site, save_site
 from icr_app.tasks import MAX_BYTES, Task, TaskError, builtin_task, make_task, parse_task_bytes
-from icr_app.views.anchors import isolation_figure
+from icr_app.views.anchors import compression_figure, confusion_figure, isolation_figure, reweight_figure
 from icr_app.views.answers import eval_bars, label_prob_bars
 from icr_app.views.flow import anchor_flow_figure, flow_curves_figure
 from icr_app.views.icr import alpha_figure, gamma_figure
@@ -284,6 +288,22 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
                                     progress=_progress(progress, _cancel_flag(request), "isolating"))
         return isolation_figure(rows)
 
+    def anchor_experiment(kind: str, task: Task, n: int, shots: int, seed: int, request: gr.Request,
+                          progress: gr.Progress = gr.Progress()):  # noqa: B008
+        if task.kind != "classification":
+            raise gr.Error("the anchor experiments need a classification task (label words are the anchors)")
+        step = _progress(progress, _cancel_flag(request), kind)
+        n, seed = int(n), int(seed)
+        if kind == "re-weighting":
+            train, prompts = fixed_demo_prompts(lm, task, n, None, seed, Template())
+            return reweight_figure([reweight_experiment(lm, task, train, prompts, Template(), seed=seed,
+                                                        progress=step)])
+        if kind == "compression":
+            _, prompts = fixed_demo_prompts(lm, task, n, int(shots), seed, Template())
+            return compression_figure(compression_experiment(lm, task, prompts, progress=step))
+        prompts = task_prompts(lm, task, n, int(shots), seed)
+        return confusion_figure(confusion_experiment(lm, task.name, prompts, task.labels, progress=step))
+
     def rank1(task: Task, layer: int, shots: int, seed: int, request: gr.Request,
               progress: gr.Progress = gr.Progress()):  # noqa: B008
         report = rank1_analysis(lm, task, layer=None, shots=min(int(shots), 8), seed=int(seed),
@@ -372,6 +392,16 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
                 iso_k = gr.Slider(1, lm.n_layers, value=min(5, lm.n_layers), step=1, label="K layers")
                 iso_btn = gr.Button("Run isolation")
             iso_plot = gr.Plot(label="isolation")
+            gr.Markdown("**Using the anchors**: *re-weighting* learns one scale per layer, head and label word "
+                        "from 4 examples per class; *compression* answers against a KV cache kept only at label "
+                        "words and formatting tokens; *confusion* compares how close the label words' keys sit "
+                        "with which classes the model confuses.")
+            with gr.Row():
+                anchor_kind = gr.Radio(["re-weighting", "compression", "confusion"], value="re-weighting",
+                                       label="experiment")
+                anchor_n = gr.Slider(8, 200, value=40, step=1, label="held-out queries")
+                anchor_btn = gr.Button("Run experiment")
+            anchor_plot = gr.Plot(label="anchor experiment")
         with gr.Tab("Rank-1 view"):
             gr.Markdown(EXPLAIN["rank1"])
             with gr.Row():
@@ -421,6 +451,8 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
                        [flow_curves, flow_arcs, flow_state, flow_layer_slider], api_name="flow")
         flow_layer_slider.release(user_errors(flow_layer), [flow_state, flow_layer_slider], flow_arcs, api_name=False)
         iso_btn.click(user_errors(isolate), [task_state, iso_k, shots, seed], iso_plot, api_name="isolation")
+        anchor_btn.click(user_errors(anchor_experiment), [anchor_kind, task_state, anchor_n, shots, seed],
+                         anchor_plot, api_name="anchor_experiment")
         r1_btn.click(user_errors(rank1), [task_state, r1_layer, shots, seed], [r1_err, r1_sv, r1_norm, r1_transfer],
                      api_name="rank1")
         run.click(user_errors(run_eval), [task_state, chosen, n_test, shots, seed], [eval_table, eval_plot],

@@ -115,3 +115,21 @@ def test_batch_of_queries(server):
     assert {row[1] for row in table["data"]} <= {"positive", "negative"}
     single = [_answer(c, "site", q)[0].strip("*") for q in ("great", "awful", "fine")]
     assert [row[3] for row in table["data"]] == single
+
+
+@pytest.mark.parametrize("kind", ["re-weighting", "compression", "confusion"])
+def test_anchor_experiments_render(server, kind):
+    c = _client(server, "sentiment")
+    fig = c.predict(kind, 8, 2, 0, api_name="/anchor_experiment")
+    assert fig["type"] == "plotly" and "data" in fig["plot"]
+
+
+def test_mechanism_views_render(server):
+    c = _client(server, "sentiment")
+    curves, arcs, _slider = c.predict(2, 2, 0, api_name="/flow")
+    assert "S_wp" in curves["plot"] and arcs["type"] == "plotly"
+    assert c.predict(1, 2, 0, api_name="/isolation")["type"] == "plotly"
+    figs = c.predict(1, 2, 0, api_name="/rank1")
+    assert len(figs) == 4 and all(f["type"] == "plotly" for f in figs)
+    with pytest.raises(Exception, match="need a classification task"):
+        _client(server, "antonyms").predict("confusion", 8, 2, 0, api_name="/anchor_experiment")
