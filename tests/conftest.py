@@ -24,3 +24,11 @@ def real_lm():
     from icr_app.models import load_model
 
     return load_model()
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The reference task files beside the checkout (CI lays them there); skip where they are absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"{SHARED_DATA} is not present beside this checkout")
+    return SHARED_DATA

@@ -4,7 +4,6 @@ import json
 
 import pytest
 import torch
-from conftest import SHARED_DATA
 from tiny import tiny_lm
 from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
@@ -181,9 +180,9 @@ def test_flow_cli_writes_per_layer_lists(lm, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_real_tokenizer_positions_and_full_cache(real_lm):
+def test_real_tokenizer_positions_and_full_cache(real_lm, shared_data):
     """SmolLM2 tokenizes a trailing "\n\n" differently alone than before "Input": the cache must still match."""
-    task = load_task(SHARED_DATA / "sentiment.json")
+    task = load_task(shared_data / "sentiment.json")
     _, ps = fixed_demo_prompts(real_lm, task, 3, None, 0, Template())
     for p in ps:
         assert sorted(p.tokens[i].strip() for i in p.label_positions) == sorted(d.output for d in p.demos)

@@ -85,15 +85,10 @@ def test_missing_file_lists_builtins(tmp_path):
         load_task(tmp_path / "nope.csv")
 
 
-def test_shared_fv_file_loads(request):
-    from conftest import SHARED_DATA
-
-    path = SHARED_DATA / "sentiment.json"
-    if not path.exists():
-        pytest.skip("shared data not present")
-    task = load_task(path)
+def test_shared_fv_file_loads(shared_data):
+    task = load_task(shared_data / "sentiment.json")
     assert task.kind == "classification" and set(task.labels) == {"positive", "negative"}
-    assert load_task(SHARED_DATA / "antonym.json").kind == "open"
+    assert load_task(shared_data / "antonym.json").kind == "open"
 
 
 def test_builtin_tasks_are_big_enough():
