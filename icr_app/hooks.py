@@ -57,4 +57,7 @@ def attention_function(model: PreTrainedModel, name: str, fn: Callable) -> Itera
         yield
     finally:
         model.set_attn_implementation(previous)
+        # The registries are process-wide: drop the closure (and whatever tensors it holds).
+        AttentionInterface._global_mapping.pop(name, None)
+        AttentionMaskInterface._global_mapping.pop(name, None)
 

@@ -22,10 +22,12 @@ class ArtefactError(ValueError):
 
 
 def save_artefact(folder: str | Path, stem: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
-    """Write `stem.safetensors` and `stem.json` (JSON last, atomically, so a half-written pair is never read)."""
+    """Write `stem.safetensors` then `stem.json`, each atomically (temporary file, then rename)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, folder / f"{stem}.safetensors")
+    tmp_tensors = folder / f"{stem}.safetensors.tmp{os.getpid()}"
+    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, tmp_tensors)
+    tmp_tensors.replace(folder / f"{stem}.safetensors")
     tmp = folder / f"{stem}.json.tmp{os.getpid()}"
     tmp.write_text(json.dumps(meta, indent=2))
     tmp.replace(folder / f"{stem}.json")

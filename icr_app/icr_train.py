@@ -140,7 +140,14 @@ def _pids(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, out: Path, templ
           progress: Progress) -> PIDs:
     """Extract PIDs once per output folder (reused on resume)."""
     if (out / "pids.json").exists():
-        return PIDs.load(out, lm)
+        pids = PIDs.load(out, lm)
+        wanted = {"r": cfg.rank, "rope": cfg.rope, "centred": cfg.centred, "domains": [t.name for t in tasks],
+                  "basis": "random" if cfg.basis == "random" else None}
+        found = {**{k: pids.meta.get(k) for k in wanted}, "basis": pids.meta.get("basis")}
+        if found != wanted:
+            raise ValueError(f"{out} holds PIDs made with other settings ({found}, wanted {wanted}); "
+                             "use another --out folder")
+        return pids
     pids = extract_pids(lm, tasks, cfg.rank, cfg.rope, cfg.centred, cfg.pid_prompts, cfg.demos_per_class,  # type: ignore[arg-type]
                         cfg.max_demos, cfg.seed, template, progress)
     if cfg.basis == "random":

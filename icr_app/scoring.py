@@ -8,8 +8,7 @@ scored or decoded from the KV cache without it (DESIGN.md §1, stage 3).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import torch
@@ -125,14 +124,6 @@ def continuation_logprobs(
     ).logits.float()
     lp = torch.log_softmax(logits, -1).gather(-1, targets[..., None])[..., 0]
     return score + (lp * tmask).sum(-1).view(b, c)
-
-
-Intervention = Callable[[list[int]], AbstractContextManager]
-"""Given the indices (into the current query list) of a batch, a context active during its prefill."""
-
-
-def no_intervention(_: list[int]) -> AbstractContextManager:
-    return nullcontext()
 
 
 @torch.no_grad()

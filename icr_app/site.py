@@ -21,7 +21,7 @@ from icr_app.hooks import hooks, o_proj_modules
 from icr_app.methods import Method, Progress, ZeroShot, no_progress
 from icr_app.models import LoadedModel
 from icr_app.prompts import Template, sample_icl_prompts
-from icr_app.scoring import encode, first_token_id, prefill
+from icr_app.scoring import LabelError, encode, first_token_id, prefill
 from icr_app.site_inject import inject
 from icr_app.site_train import PrefixPool, train_theta
 from icr_app.tasks import Example, Task, TaskKind
@@ -144,6 +144,9 @@ def build_site(lm: LoadedModel, train: Task, template: Template | None = None, l
     t = task_embeddings(lm, sample_icl_prompts(train, base.template, cfg.n_prompts, cfg.n_demos, cfg.seed),
                         progress=progress)
     fit, val = _holdout(train, cfg)
+    if base.label_set is not None and not base.label_set.first_token_unique:
+        raise LabelError("SITE trains on the first answer token, and two labels here share it; rename a label so "
+                         "that their first words differ")
     candidates = None if base.label_set is None else torch.tensor(base.label_set.first_ids, device=lm.device)
 
     def targets(examples: list[Example]) -> torch.Tensor:

@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import random
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -199,6 +198,3 @@ def split(task: Task, n_test: int, seed: int = 0, min_train: int = 2) -> tuple[T
     n_test = max(1, min(n_test, len(idx) - min_train))
     return task.subset(idx[n_test:], f"{task.name}/train"), task.subset(idx[:n_test], f"{task.name}/test")
 
-
-def label_counts(task: Task) -> Counter:
-    return Counter(task.outputs)

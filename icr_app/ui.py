@@ -34,7 +34,7 @@ from icr_app.rank1 import rank1_analysis
 from icr_app.scoring import LabelError
 from icr_app.site import SiteConfig, SiteMethod, SiteTask, build_site
 from icr_app.site_artefact import load_site, save_site
-from icr_app.tasks import MAX_BYTES, Task, TaskError, builtin_task, make_task, parse_task_bytes
+from icr_app.tasks import MAX_BYTES, Task, TaskError, builtin_task, load_task, make_task
 from icr_app.views.anchors import compression_figure, confusion_figure, isolation_figure, reweight_figure
 from icr_app.views.answers import eval_bars, label_prob_bars
 from icr_app.views.flow import anchor_flow_figure, flow_curves_figure
@@ -82,7 +82,7 @@ class Cancelled(gr.Error):
         super().__init__("cancelled")
 
 
-_CANCEL: dict[str, threading.Event] = {}
+_CANCEL: dict[tuple[str, str], threading.Event] = {}
 _SESSION_DIRS: dict[str, Path] = {}
 
 
@@ -90,8 +90,9 @@ def _session(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or "local"
 
 
-def _cancel_flag(request: gr.Request | None) -> threading.Event:
-    return _CANCEL.setdefault(_session(request), threading.Event())
+def _cancel_flag(request: gr.Request | None, kind: str) -> threading.Event:
+    """One flag per session and kind of job, so Cancel on one tab never stops another tab's job."""
+    return _CANCEL.setdefault((_session(request), kind), threading.Event())
 
 
 def session_dir(request: gr.Request | None) -> Path:
@@ -104,7 +105,8 @@ def session_dir(request: gr.Request | None) -> Path:
 
 def end_session(request: gr.Request) -> None:
     key = _session(request)
-    _CANCEL.pop(key, None)
+    for flag in [k for k in _CANCEL if k[0] == key]:
+        _CANCEL.pop(flag, None)
     folder = _SESSION_DIRS.pop(key, None)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
@@ -154,10 +156,7 @@ def load_builtin(name: str) -> tuple[Task, pd.DataFrame, str, None, str]:
 def load_upload(path: str | None) -> tuple[Task, pd.DataFrame, str, None, str]:
     if not path:
         raise gr.Error("no file uploaded")
-    size = os.path.getsize(path)
-    if size > MAX_BYTES:
-        raise gr.Error(f"{Path(path).name}: {size / 1e6:.1f} MB is over the {MAX_BYTES // 2**20} MB limit")
-    task = parse_task_bytes(Path(path).read_bytes(), Path(path).name)
+    task = load_task(path)
     return task, task_table(task), describe(task), None, "_not built for this task yet_"
 
 
@@ -252,11 +251,12 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
 
     def build(task: Task, steps: int, seed: int, request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008
         cfg = SiteConfig(steps=int(steps), seed=int(seed))
-        site = build_site(lm, task, config=cfg, progress=_progress(progress, _cancel_flag(request), "building SITE"))
+        step = _progress(progress, _cancel_flag(request, "site"), "building SITE")
+        site = build_site(lm, task, config=cfg, progress=step)
         path = save_site(site, session_dir(request) / f"site-{site.meta.task.replace('/', '_')}.safetensors")
         return site, alpha_heatmap(site), site_summary(site), str(path)
 
-    def upload_site(path: str | None, request: gr.Request):
+    def upload_site(path: str | None):
         if not path:
             raise gr.Error("no file uploaded")
         site = load_site(path, lm)
@@ -267,7 +267,7 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
         if task.kind != "classification":
             raise gr.Error("the anchor views need a classification task (label words are the anchors)")
         prompts = task_prompts(lm, task, int(n_prompts), int(shots), int(seed))
-        result = information_flow(lm, task, prompts, _progress(progress, _cancel_flag(request), "saliency"))
+        result = information_flow(lm, task, prompts, _progress(progress, _cancel_flag(request, "flow"), "saliency"))
         one = prompts[0]
         sal = prompt_saliency(lm, one, task.labels)
         layer = lm.n_layers // 2
@@ -285,14 +285,14 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
             raise gr.Error("isolation needs a classification task")
         prompts = task_prompts(lm, task, 24, int(shots), int(seed))
         rows = isolation_experiment(lm, prompts, task.labels, k=int(k), seed=int(seed),
-                                    progress=_progress(progress, _cancel_flag(request), "isolating"))
+                                    progress=_progress(progress, _cancel_flag(request, "flow"), "isolating"))
         return isolation_figure(rows)
 
     def anchor_experiment(kind: str, task: Task, n: int, shots: int, seed: int, request: gr.Request,
                           progress: gr.Progress = gr.Progress()):  # noqa: B008
         if task.kind != "classification":
             raise gr.Error("the anchor experiments need a classification task (label words are the anchors)")
-        step = _progress(progress, _cancel_flag(request), kind)
+        step = _progress(progress, _cancel_flag(request, "flow"), kind)
         n, seed = int(n), int(seed)
         if kind == "re-weighting":
             train, prompts = fixed_demo_prompts(lm, task, n, None, seed, Template())
@@ -307,7 +307,7 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
     def rank1(task: Task, layer: int, shots: int, seed: int, request: gr.Request,
               progress: gr.Progress = gr.Progress()):  # noqa: B008
         report = rank1_analysis(lm, task, layer=None, shots=min(int(shots), 8), seed=int(seed),
-                                progress=_progress(progress, _cancel_flag(request), "rank-1"))
+                                progress=_progress(progress, _cancel_flag(request, "rank1"), "rank-1"))
         layer = min(int(layer), lm.n_layers - 1)
         return (error_by_layer_figure(report), singular_values_figure(report, layer),
                 norm_vs_demos_figure(report, layer), transfer_figure(report))
@@ -317,7 +317,7 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
         if not chosen:
             raise gr.Error("choose at least one method")
         report = evaluate(lm, task, chosen, n_test=int(n_test), seed=int(seed), shots=int(shots),
-                          progress=_progress(progress, _cancel_flag(request), "evaluating"))
+                          progress=_progress(progress, _cancel_flag(request, "evaluate"), "evaluating"))
         rows = [{"method": k, "accuracy": round(r.accuracy, 3), "latency ms/query": round(r.latency_s * 1000, 1),
                  "× zero-shot time": None if r.latency_ratio_to_zero_shot is None
                  else round(r.latency_ratio_to_zero_shot, 2),
@@ -325,8 +325,10 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
                 for k, r in report.methods.items()]
         return pd.DataFrame(rows), eval_bars(report)
 
-    def cancel(request: gr.Request) -> None:
-        _cancel_flag(request).set()
+    def canceller(kind: str) -> Callable:
+        def cancel(request: gr.Request) -> None:
+            _cancel_flag(request, kind).set()
+        return cancel
 
     with gr.Blocks(title="ICL Lab", delete_cache=(1800, 3600)) as demo:
         gr.Markdown(INTRO)
@@ -425,11 +427,14 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
             eval_table = gr.Dataframe(label="results")
             eval_plot = gr.Plot()
 
+        def on(event: Callable, fn: Callable, inputs, outputs, api_name: str | bool) -> None:
+            """Wire a handler: input errors shown as messages; every model job shares one concurrency group."""
+            event(user_errors(fn), inputs, outputs, api_name=api_name, concurrency_id="model")
+
         task_outputs = [task_state, table, info, site_state, site_info]
-        builtin.change(user_errors(load_builtin), builtin, task_outputs, api_name="load_builtin")
-        upload.upload(user_errors(load_upload), upload, task_outputs, api_name="load_upload")
-        use_table.click(user_errors(load_table), table, [task_state, info, site_state, site_info],
-                        api_name="load_table")
+        on(builtin.change, load_builtin, builtin, task_outputs, "load_builtin")
+        on(upload.upload, load_upload, upload, task_outputs, "load_upload")
+        on(use_table.click, load_table, table, [task_state, info, site_state, site_info], "load_table")
         answers = {
             "zero_shot": (explicit("zero-shot"), [task_state, query, shots, seed], outputs["zero-shot"]),
             "few_shot": (explicit("few-shot"), [task_state, query, shots, seed], outputs["few-shot"]),
@@ -439,32 +444,28 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
         if router is not None:
             answers["icr_maps"] = (icr_maps, [query], [icr_alpha, icr_gamma])
         for key, (fn, inputs, outs) in answers.items():
-            ask.click(user_errors(fn), inputs, outs, api_name=f"answer_{key}")
-            query.submit(user_errors(fn), inputs, outs, api_name=False)
-        ask_batch.click(user_errors(answer_batch), [task_state, site_state, batch, shots, seed], batch_table,
-                        api_name="answer_batch")
-        build_btn.click(user_errors(build), [task_state, site_steps, seed],
-                        [site_state, site_map, site_info, site_file], api_name="build_site")
-        site_upload.upload(user_errors(upload_site), site_upload, [site_state, site_map, site_info],
-                           api_name="load_site")
-        flow_btn.click(user_errors(flow), [task_state, n_prompts, shots, seed],
-                       [flow_curves, flow_arcs, flow_state, flow_layer_slider], api_name="flow")
-        flow_layer_slider.release(user_errors(flow_layer), [flow_state, flow_layer_slider], flow_arcs, api_name=False)
-        iso_btn.click(user_errors(isolate), [task_state, iso_k, shots, seed], iso_plot, api_name="isolation")
-        anchor_btn.click(user_errors(anchor_experiment), [anchor_kind, task_state, anchor_n, shots, seed],
-                         anchor_plot, api_name="anchor_experiment")
-        r1_btn.click(user_errors(rank1), [task_state, r1_layer, shots, seed], [r1_err, r1_sv, r1_norm, r1_transfer],
-                     api_name="rank1")
-        run.click(user_errors(run_eval), [task_state, chosen, n_test, shots, seed], [eval_table, eval_plot],
-                  api_name="evaluate")
-        for btn in (stop, build_stop, flow_stop, r1_stop):
-            btn.click(cancel, None, None, queue=False)
+            on(ask.click, fn, inputs, outs, f"answer_{key}")
+            on(query.submit, fn, inputs, outs, False)
+        on(ask_batch.click, answer_batch, [task_state, site_state, batch, shots, seed], batch_table, "answer_batch")
+        on(build_btn.click, build, [task_state, site_steps, seed], [site_state, site_map, site_info, site_file],
+           "build_site")
+        on(site_upload.upload, upload_site, site_upload, [site_state, site_map, site_info], "load_site")
+        on(flow_btn.click, flow, [task_state, n_prompts, shots, seed],
+           [flow_curves, flow_arcs, flow_state, flow_layer_slider], "flow")
+        on(flow_layer_slider.release, flow_layer, [flow_state, flow_layer_slider], flow_arcs, False)
+        on(iso_btn.click, isolate, [task_state, iso_k, shots, seed], iso_plot, "isolation")
+        on(anchor_btn.click, anchor_experiment, [anchor_kind, task_state, anchor_n, shots, seed], anchor_plot,
+           "anchor_experiment")
+        on(r1_btn.click, rank1, [task_state, r1_layer, shots, seed], [r1_err, r1_sv, r1_norm, r1_transfer], "rank1")
+        on(run.click, run_eval, [task_state, chosen, n_test, shots, seed], [eval_table, eval_plot], "evaluate")
+        for btn, kind in ((stop, "evaluate"), (build_stop, "site"), (flow_stop, "flow"), (r1_stop, "rank1")):
+            btn.click(canceller(kind), None, None, queue=False, api_name=f"cancel_{kind}")
         demo.unload(end_session)
     return demo
 
 
 def launch(model: LoadedModel | str = DEFAULT_MODEL, **kwargs) -> gr.Blocks:
-    """Queue with a concurrency limit (the model is shared; long jobs wait their turn) and serve."""
+    """Queue and serve: all model jobs share one concurrency group (the model is shared)."""
     demo = build_demo(model)
     demo.queue(default_concurrency_limit=int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), max_size=64)
     demo.launch(max_file_size=MAX_BYTES, **kwargs)
