@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from icr_app.models import LoadedModel
-from icr_app.prompts import Template, sample_demos
+from icr_app.prompts import Template, answer_text, sample_demos
 from icr_app.scoring import exact_match, generate, label_set, score_labels
 from icr_app.tasks import Task
 
@@ -49,7 +49,8 @@ class Method:
         self.kind = train.kind
         self.labels = labels or train.labels
         self.label_set = label_set(lm, self.labels) if self.kind == "classification" else None
-        longest = max(len(lm.tokenizer(" " + y, add_special_tokens=False)["input_ids"]) for y in train.outputs)
+        answers = [answer_text(y) for y in dict.fromkeys(train.outputs)]  # distinct, one batched call
+        longest = max(map(len, lm.tokenizer(answers, add_special_tokens=False)["input_ids"]))
         self.max_new_tokens = min(longest + 2, 24)
 
     def prompt(self, x: str, i: int) -> str:

@@ -38,7 +38,7 @@ from icr_app.tasks import MAX_BYTES, Task, TaskError, builtin_task, load_task, m
 from icr_app.views.anchors import compression_figure, confusion_figure, isolation_figure, reweight_figure
 from icr_app.views.answers import eval_bars, label_prob_bars
 from icr_app.views.flow import anchor_flow_figure, flow_curves_figure
-from icr_app.views.icr import alpha_figure, gamma_figure
+from icr_app.views.icr import routing_figures
 from icr_app.views.rank1 import error_by_layer_figure, norm_vs_demos_figure, singular_values_figure, transfer_figure
 from icr_app.views.site import alpha_heatmap
 
@@ -247,7 +247,7 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
         if router is None:
             raise gr.Error(router_note)
         query = clip_query(query)
-        return alpha_figure(router, query), gamma_figure(router, query)
+        return routing_figures(router, query)
 
     def build(task: Task, steps: int, seed: int, request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008
         cfg = SiteConfig(steps=int(steps), seed=int(seed))

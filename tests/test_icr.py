@@ -206,12 +206,13 @@ def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_
 @pytest.mark.slow
 def test_real_encoder_and_pretrained_router(real_lm):
     from icr_app.router import load_pretrained_router
-    from icr_app.views.icr import alpha_figure, gamma_figure
+    from icr_app.views.icr import routing_figures
 
     router = load_pretrained_router(real_lm)
     alpha, gamma = router.route(["The film was a delight.", "wallet"])
     assert alpha.shape == (2, len(router.layers), router.pids.rank)
     assert gamma.shape == (2, len(router.layers), real_lm.n_heads)
     assert router.embed(["x"]).shape == (1, 384)
-    assert alpha_figure(router, "wallet").data[0].z is not None
-    assert len(gamma_figure(router, "wallet").data[0].z) == len(router.layers)
+    alpha_fig, gamma_fig = routing_figures(router, "wallet")
+    assert len(alpha_fig.data[0].z) == len(router.layers) and len(alpha_fig.data[0].z[0]) == router.pids.rank
+    assert len(gamma_fig.data[0].z) == len(router.layers)

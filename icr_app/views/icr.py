@@ -15,16 +15,18 @@ def _heatmap(z: list[list[float]], x: list[str], y: list[str], title: str, zmin:
     return fig
 
 
-def alpha_figure(router: ICRRouter, query: str) -> go.Figure:
-    """α(x): routed layers × PID directions, diverging around 0 (sign says which way a direction is pushed)."""
-    alpha, _ = router.route([query])
+def routing_figures(router: ICRRouter, query: str) -> tuple[go.Figure, go.Figure]:
+    """α(x) and γ(x) for one query, from one pass of the encoder and the router.
+
+    α(x): routed layers × PID directions, diverging around 0 (the sign says which way a direction is pushed).
+    γ(x): routed layers × heads in [0, 1], how much each head takes the routing bias.
+    """
+    alpha, gamma = router.route([query])
     bound = float(router.net.alpha_scale)
-    return _heatmap(alpha[0].tolist(), [f"PID {i}" for i in range(alpha.shape[-1])],
-                    [f"L{layer}" for layer in router.layers], f"α(x) for: {query[:60]}", -bound, bound, "RdBu")
-
-
-def gamma_figure(router: ICRRouter, query: str) -> go.Figure:
-    """γ(x): routed layers × heads in [0, 1], how much each head takes the routing bias."""
-    _, gamma = router.route([query])
-    return _heatmap(gamma[0].tolist(), [f"H{h}" for h in range(gamma.shape[-1])],
-                    [f"L{layer}" for layer in router.layers], f"γ(x) for: {query[:60]}", 0.0, 1.0, "Viridis")
+    layers = [f"L{layer}" for layer in router.layers]
+    return (
+        _heatmap(alpha[0].tolist(), [f"PID {i}" for i in range(alpha.shape[-1])], layers,
+                 f"α(x) for: {query[:60]}", -bound, bound, "RdBu"),
+        _heatmap(gamma[0].tolist(), [f"H{h}" for h in range(gamma.shape[-1])], layers,
+                 f"γ(x) for: {query[:60]}", 0.0, 1.0, "Viridis"),
+    )
