@@ -43,7 +43,11 @@ def encode(lm: LoadedModel, prompts: list[str]) -> Encoded:
     unpadded call switches it off again: two threads doing that at once break each other's batches.
     Never asking it to pad keeps the shared tokenizer stateless.
     """
-    ids = lm.tokenizer(prompts, add_special_tokens=True)["input_ids"]
+    return pad_left(lm, lm.tokenizer(prompts, add_special_tokens=True)["input_ids"])
+
+
+def pad_left(lm: LoadedModel, ids: list[list[int]]) -> Encoded:
+    """Token id lists as one left-padded batch on the model's device."""
     width = max(map(len, ids))
     input_ids = torch.full((len(ids), width), lm.tokenizer.pad_token_id, dtype=torch.long)
     mask = torch.zeros((len(ids), width), dtype=torch.long)

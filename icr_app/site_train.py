@@ -16,6 +16,7 @@ from transformers import DynamicCache
 
 from icr_app.methods import Progress, no_progress
 from icr_app.models import LoadedModel
+from icr_app.scoring import pad_left
 from icr_app.site_inject import inject
 
 
@@ -46,12 +47,10 @@ class PrefixPool:
         w = max(len(p) for p in prefixes)
         if w == 0:
             return
-        pad = self.lm.tokenizer.pad_token_id
-        input_ids = torch.tensor([[pad] * (w - len(p)) + p for p in prefixes], device=self.lm.device)
-        mask = torch.tensor([[0] * (w - len(p)) + [1] * len(p) for p in prefixes], device=self.lm.device)
+        enc = pad_left(self.lm, prefixes)
         cache = DynamicCache(config=self.lm.model.config)
         with self.lm.lock:
-            self.lm.model(input_ids=input_ids, attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+            self.lm.model(input_ids=enc.input_ids, attention_mask=enc.attention_mask, position_ids=enc.position_ids,
                           cache=cache, use_cache=True, logits_to_keep=1)
         for layer, k, v in zip(cache.layers, self.keys, self.values):
             k[rows, :, -w:] = layer.keys.float()

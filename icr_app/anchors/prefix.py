@@ -17,6 +17,7 @@ from transformers import DynamicCache
 
 from icr_app.anchors.prompt import AnchorPrompt
 from icr_app.models import LoadedModel
+from icr_app.scoring import pad_left
 
 
 @dataclass
@@ -67,12 +68,10 @@ def answer_logits(
     `ctx` (e.g. a custom attention) is active for this pass only, under the model lock.
     """
     queries = [p.input_ids[p.prefix_len:] for p in prompts]
-    width = max(map(len, queries))
-    pad = lm.tokenizer.pad_token_id
-    ids = torch.tensor([[pad] * (width - len(q)) + list(q) for q in queries], device=lm.device)
-    qmask = torch.tensor([[0] * (width - len(q)) + [1] * len(q) for q in queries], device=lm.device)
+    enc = pad_left(lm, [list(q) for q in queries])
+    ids, qmask = enc.input_ids, enc.attention_mask
     mask = torch.cat([torch.ones(len(queries), len(demos.kept), dtype=qmask.dtype, device=lm.device), qmask], 1)
-    pos = demos.prefix_len + (qmask.cumsum(-1) - 1).clamp(min=0)
+    pos = demos.prefix_len + enc.position_ids
     with lm.lock, ctx or nullcontext():
         out = lm.model(input_ids=ids, attention_mask=mask, position_ids=pos, cache=demos.batch(lm, len(queries)),
                        use_cache=True, logits_to_keep=1)
