@@ -45,7 +45,7 @@ CHECKPOINT = "checkpoint"
 class TrainConfig:
     rank: int = 8
     layers: list[int] | None = None  # None: the last third
-    rows: str = "last"
+    rows: str = "all"  # measured better than "last" (routing.py docstring, BENCHMARKS.md)
     rope: str = "pre"
     centred: bool = False
     basis: str = "pids"  # or "random" (the ablation)
