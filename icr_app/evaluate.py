@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from icr_app.icr_method import build_icr
@@ -45,7 +45,6 @@ class MethodResult:
     mean_prompt_tokens: float
     build_s: float = 0.0
     latency_ratio_to_zero_shot: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
