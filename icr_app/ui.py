@@ -23,7 +23,7 @@ from icr_app.anchors.compression import compression_experiment, fixed_demo_promp
 from icr_app.anchors.confusion import confusion_experiment
 from icr_app.anchors.isolation import isolation_experiment
 from icr_app.anchors.reweighting import reweight_experiment
-from icr_app.anchors.saliency import information_flow, prompt_saliency, task_prompts
+from icr_app.anchors.saliency import information_flow, task_prompts
 from icr_app.demo_tasks import DEMO_TASKS
 from icr_app.evaluate import METHODS, evaluate
 from icr_app.icr_method import ICR, cached_router
@@ -267,9 +267,10 @@ def build_demo(lm: LoadedModel | str = DEFAULT_MODEL) -> gr.Blocks:
         if task.kind != "classification":
             raise gr.Error("the anchor views need a classification task (label words are the anchors)")
         prompts = task_prompts(lm, task, int(n_prompts), int(shots), int(seed))
-        result = information_flow(lm, task, prompts, _progress(progress, _cancel_flag(request, "flow"), "saliency"))
-        one = prompts[0]
-        sal = prompt_saliency(lm, one, task.labels)
+        kept: list[tuple] = []
+        result = information_flow(lm, task, prompts, _progress(progress, _cancel_flag(request, "flow"), "saliency"),
+                                  keep=lambda p, sal: kept.append((p, sal)) if not kept else None)
+        one, sal = kept[0]
         layer = lm.n_layers // 2
         return (flow_curves_figure(result), anchor_flow_figure(one, sal, layer), (one, sal),
                 gr.update(maximum=lm.n_layers - 1, value=layer))

@@ -11,6 +11,7 @@ position. Three averages of `I_l` summarise a layer: text → label words (S_wp)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -98,13 +99,21 @@ def task_prompts(
 
 
 def information_flow(
-    lm: LoadedModel, task: Task, prompts: list[AnchorPrompt], progress: Progress = no_progress
+    lm: LoadedModel, task: Task, prompts: list[AnchorPrompt], progress: Progress = no_progress,
+    keep: Callable[[AnchorPrompt, torch.Tensor], None] | None = None,
 ) -> FlowResult:
-    """Average S_wp, S_pq, S_ww over the prompts (each prompt: one forward + backward pass)."""
+    """Average S_wp, S_pq, S_ww over the prompts (each prompt: one forward + backward pass).
+
+    `keep(prompt, saliency)` sees each prompt's (L, T, T) saliency, so a view can reuse one without
+    computing it again.
+    """
     sums = {k: torch.zeros(lm.n_layers) for k in FLOWS}
     t0 = time.perf_counter()
     for p in progress(prompts):
-        scores = flow_scores(prompt_saliency(lm, p, task.labels), p)
+        sal = prompt_saliency(lm, p, task.labels)
+        if keep is not None:
+            keep(p, sal)
+        scores = flow_scores(sal, p)
         for k in FLOWS:
             sums[k] += scores[k].cpu()
     n = len(prompts)
