@@ -7,6 +7,7 @@ latency ratio compares like with like (few-shot may be run separately: it does n
   python bench/icr_benchmark.py run --group unseen --methods zero-shot,icr --n-test 50 --out /tmp/a.json
   python bench/icr_benchmark.py run --group unseen --methods icr --router /tmp/random-router --out /tmp/b.json
   python bench/icr_benchmark.py table /tmp/a.json /tmp/c.json
+  python bench/icr_benchmark.py compare A=/tmp/a.json,/tmp/a-in.json B=/tmp/b.json,/tmp/b-in.json
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ GROUPS = {
     "in-domain": [FV + n + ".json" for n in ("sentiment", "ag_news", "person-instrument", "antonym", "capitalize",
                                              "present-past")],
     "unseen": [FV + "singular-plural.json", FV + "country-capital.json", FV + "national_parks.json", "emotion"],
+    # Built-in classification tasks added after the shipped router, in the paper's near/far-OOD spirit.
+    "unseen-new": ["movie-review", "review-stars", "paraphrase", "entailment", "fact-check", "spam"],
 }
 METHODS = ("zero-shot", "few-shot", "icr")
 
@@ -46,8 +49,9 @@ def table(args: argparse.Namespace) -> None:
     for f in args.files:
         for task, r in json.loads(Path(f).read_text()).items():
             merged.setdefault(task, {}).update(r)
+    complete = {t: r for t, r in merged.items() if all(m in r for m in METHODS)}
     for group in GROUPS:
-        rows = {t: r for t, r in merged.items() if r["group"] == group and all(m in r for m in METHODS)}
+        rows = {t: r for t, r in complete.items() if r["group"] == group}
         if not rows:
             continue
         print(f"| {group} task | n | zero-shot | few-shot | icr | icr − zero-shot | icr latency ÷ zero-shot |")
@@ -56,12 +60,47 @@ def table(args: argparse.Namespace) -> None:
             zs, fs, icr = (r[m]["acc"] for m in METHODS)
             print(f"| {task} | {r['icr']['n']} | {zs:.3f} | {fs:.3f} | {icr:.3f} | {icr - zs:+.3f} | "
                   f"{r['icr']['ms'] / r['zero-shot']['ms']:.2f} |")
-        mean = {m: sum(r[m]["acc"] for r in rows.values()) / len(rows) for m in METHODS}
-        ratio = sum(r["icr"]["ms"] for r in rows.values()) / sum(r["zero-shot"]["ms"] for r in rows.values())
-        collapses = sum(r["icr"]["acc"] < r["zero-shot"]["acc"] for r in rows.values())
-        print(f"| **mean** | | {mean['zero-shot']:.3f} | {mean['few-shot']:.3f} | {mean['icr']:.3f} | "
-              f"{mean['icr'] - mean['zero-shot']:+.3f} | {ratio:.2f} |")
-        print(f"\n{group}: collapses (icr < zero-shot): {collapses} of {len(rows)}\n")
+        summary(rows, "**mean**")
+        print(f"\n{group}: collapses (icr < zero-shot): {collapses(rows)} of {len(rows)}\n")
+    unseen = {t: r for t, r in complete.items() if r["group"].startswith("unseen")}
+    if len({r["group"] for r in unseen.values()}) > 1:
+        print("| every unseen task | | zero-shot | few-shot | icr | icr − zero-shot | icr latency ÷ zero-shot |")
+        print("|---|---|---|---|---|---|---|")
+        summary(unseen, f"**mean of {len(unseen)}**")
+        print(f"\nevery unseen task: collapses (icr < zero-shot): {collapses(unseen)} of {len(unseen)}\n")
+
+
+def compare(args: argparse.Namespace) -> None:
+    """One row per router: icr − zero-shot per group (mean over tasks) and collapses, from each router's files."""
+    print("| router | in-domain: zero-shot → icr | unseen (4) | unseen-new (6) | every unseen task (10) |")
+    print("|---|---|---|---|---|")
+    for spec in args.routers:
+        name, files = spec.split("=", 1)
+        merged: dict[str, dict] = {}
+        for f in files.split(","):
+            merged.update(json.loads(Path(f).read_text()))
+        cells = []
+        for groups in (("in-domain",), ("unseen",), ("unseen-new",), ("unseen", "unseen-new")):
+            rows = {t: r for t, r in merged.items() if r["group"] in groups}
+            if not rows:
+                cells.append("")
+                continue
+            zs, icr = (sum(r[m]["acc"] for r in rows.values()) / len(rows) for m in ("zero-shot", "icr"))
+            head = f"{zs:.3f} → {icr:.3f}, " if groups == ("in-domain",) else ""
+            cells.append(f"{head}{100 * (icr - zs):+.1f} pts, {collapses(rows)} collapses")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def summary(rows: dict[str, dict], title: str) -> None:
+    """One Markdown row: mean accuracy per method (tasks weigh alike) and the total-time latency ratio."""
+    mean = {m: sum(r[m]["acc"] for r in rows.values()) / len(rows) for m in METHODS}
+    ratio = sum(r["icr"]["ms"] for r in rows.values()) / sum(r["zero-shot"]["ms"] for r in rows.values())
+    print(f"| {title} | | {mean['zero-shot']:.3f} | {mean['few-shot']:.3f} | {mean['icr']:.3f} | "
+          f"{mean['icr'] - mean['zero-shot']:+.3f} | {ratio:.2f} |")
+
+
+def collapses(rows: dict[str, dict]) -> int:
+    return sum(r["icr"]["acc"] < r["zero-shot"]["acc"] for r in rows.values())
 
 
 def main() -> None:
@@ -78,6 +117,9 @@ def main() -> None:
     p = sub.add_parser("table")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=table)
+    p = sub.add_parser("compare", help="one row per router: NAME=run1.json,run2.json,...")
+    p.add_argument("routers", nargs="+")
+    p.set_defaults(func=compare)
     args = ap.parse_args()
     args.func(args)
 

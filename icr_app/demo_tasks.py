@@ -301,4 +301,494 @@ DEMO_TASKS: dict[str, list[tuple[str, str]]] = {
         ("I lost touch with my oldest friend and it still hurts.", "sadness"),
         ("Our team won the championship and I am over the moon.", "joy"),
     ],
+    "movie-review": [
+        ("The final twist recontextualizes everything before it, and a second viewing proved even "
+         "more rewarding.", "positive"),
+        ("Its runtime is long, yet I never once checked my watch, which says everything about how "
+         "tightly this thriller is wound.", "positive"),
+        ("The costumes are lovely, which is the nicest thing I can say about this interminable "
+         "period drama.", "negative"),
+        ("The cinematography alone would justify the ticket, and the story turns out to be just as "
+         "ravishing.", "positive"),
+        ("The documentary raises fascinating questions, then answers none of them and pads out the "
+         "rest with repetitive interviews.", "negative"),
+        ("Every performance rings true in this raw, unflinching portrait of a family coming apart "
+         "and finding its way back.", "positive"),
+        ("Rarely does a horror movie this frightening also have something thoughtful to say about grief.", "positive"),
+        ("This documentary about deep-sea divers is both thrilling and humane, and I already want to"
+         " see it again.", "positive"),
+        ("I went in skeptical of yet another zombie picture and walked out grinning; the director "
+         "squeezes genuine surprises from tired material.", "positive"),
+        ("I wanted to like this gentle indie drama, but its whimsy grows exhausting long before the "
+         "credits.", "negative"),
+        ("A handsome cast wanders through a script that seems to have been assembled from discarded "
+         "first drafts.", "negative"),
+        ("I laughed harder at this dry little mockumentary than at anything else I have seen this year.", "positive"),
+        ("Some viewers may enjoy the nostalgic soundtrack; everyone else will be left staring at the"
+         " ceiling.", "negative"),
+        ("A rare sequel that deepens its characters instead of merely repeating the original's tricks.", "positive"),
+        ("It is competently shot, I suppose, though I cannot recall a single scene from it a day later.", "negative"),
+        ("A few scenes wobble, but the war epic's battle sequences are staggering and its final act "
+         "is devastatingly powerful.", "positive"),
+        ("The animation is bright and busy, but the story is so thin that even the young children "
+         "around me grew restless.", "negative"),
+        ("Its western landscapes are breathtaking, and the taciturn hero slowly becomes someone you "
+         "would follow anywhere.", "positive"),
+        ("A quiet, patient drama that trusts its audience; by the final shot I realized I had been "
+         "holding my breath.", "positive"),
+        ("The lead tries hard, bless him, but no performance could rescue dialogue this wooden.", "negative"),
+        ("Modest in budget but enormous in ambition, the sci-fi drama delivers ideas and feeling in "
+         "equal measure.", "positive"),
+        ("The heist plot is nothing new, but the crackling banter between the two leads makes every "
+         "scene feel fresh and alive.", "positive"),
+        ("The jokes land about as often as the plot makes sense, which is to say almost never.", "negative"),
+        ("The comedy's best gag is in the trailer, and it is funnier there.", "negative"),
+        ("The special effects are impressive for about ten minutes, and then the film has nothing "
+         "else to offer.", "negative"),
+        ("The director clearly loves the genre; it is a shame he forgot to give the audience a "
+         "reason to care.", "negative"),
+        ("The spy caper moves with such confidence and wit that its implausibilities hardly matter.", "positive"),
+        ("Despite a clumsy opening ten minutes, the romance blossoms into something genuinely moving"
+         " and beautifully acted.", "positive"),
+        ("A children's adventure that adults will enjoy just as much, packed with heart and "
+         "inventive set pieces.", "positive"),
+        ("The editing is so choppy that the action scenes become an incomprehensible blur of elbows "
+         "and sparks.", "negative"),
+        ("The romantic leads share all the chemistry of two strangers waiting for the same bus.", "negative"),
+        ("The animation is gorgeous, and the script finds real emotion in a story about a lonely "
+         "lighthouse robot.", "positive"),
+        ("Funny, tender, and unexpectedly wise, this small-town comedy earns every one of its tears.", "positive"),
+        ("The score swells at just the right moments, and the chemistry between the estranged "
+         "sisters feels utterly lived-in.", "positive"),
+        ("The musical numbers are catchy, the choreography is dazzling, and I hummed the songs all "
+         "the way home.", "positive"),
+        ("The villain is more memorable than the hero, and even he is a patchwork of tired cliches.", "negative"),
+        ("The lead actress carries the whole film on her shoulders and makes it look effortless.", "positive"),
+        ("Bloated, self-important, and oddly lifeless, the fantasy epic drags its feet toward an "
+         "ending that resolves nothing.", "negative"),
+        ("Two hours felt like four; the thriller's twists were visible from the opening credits.", "negative"),
+        ("An intriguing premise about time travel is squandered on tedious subplots and a lazy, "
+         "contradictory finale.", "negative"),
+        ("Even the minor characters get sharp, memorable lines in this clever courtroom satire.", "positive"),
+        ("It is a slow burn, but the payoff is so satisfying that my patience felt rewarded tenfold.", "positive"),
+        ("A few striking images cannot make up for characters who exist only to explain the plot to "
+         "each other.", "negative"),
+        ("What begins as a promising satire curdles into a smug, preachy lecture by the halfway mark.", "negative"),
+        ("By the third identical car chase, I had stopped caring who survived.", "negative"),
+        ("This horror film mistakes loud noises for scares and confusion for mystery.", "negative"),
+        ("Fans of the original will find little here beyond hollow callbacks and a cynical cash grab.", "negative"),
+        ("I admired the ambition, but the muddled storytelling and flat acting left me eyeing the "
+         "exit signs.", "negative"),
+    ],
+    "review-stars": [
+        ("Comfortable bed and friendly staff, but the breakfast was disappointing and parking was "
+         "expensive.", "average"),
+        ("The pasta was bland and overpriced, though the bread basket was decent.", "poor"),
+        ("Tasty tacos and friendly staff. A little pricey, but I would happily come back.", "good"),
+        ("Pleasant stay near the beach, with attentive service. The bathroom could use some updating.", "good"),
+        ("The jacket fell apart at the seams the first time I wore it. Absolute garbage.", "terrible"),
+        ("Waited ninety minutes for takeout that arrived wrong and inedible. Complete waste of money.", "terrible"),
+        ("Solid keyboard with satisfying keys; the software is a bit clunky, but it works.", "good"),
+        ("The spa resort exceeded every expectation. Pure bliss, impeccable staff, and the food was "
+         "out of this world.", "excellent"),
+        ("These running shoes are light and supportive. They took a few days to break in.", "good"),
+        ("These headphones stopped charging after a week and the company refuses to honor the warranty.", "terrible"),
+        ("The blanket is soft and warm, and it washes well. The color is slightly darker than pictured.", "good"),
+        ("Best hotel stay of my life. Spotless rooms, stunning views, and service that anticipated "
+         "our every need.", "excellent"),
+        ("The vacuum is useless, loud, and barely picks up crumbs. Returning it immediately; avoid "
+         "at all costs.", "terrible"),
+        ("Some dishes were tasty and others were bland; a mixed experience overall.", "average"),
+        ("These noise-cancelling headphones are phenomenal. Crystal-clear sound, and the battery "
+         "seems to last forever.", "excellent"),
+        ("Incredible wood-fired pizza, the best I have had outside Naples. Worth every penny and "
+         "then some.", "excellent"),
+        ("I love this backpack. Tough, smartly designed, and it still looks brand new after a year "
+         "of daily travel.", "excellent"),
+        ("The hotel was clean and fine for one night, though the decor is dated and the walls are thin.", "average"),
+        ("This stand mixer is a dream. Powerful, quiet, beautifully built. I cannot recommend it enough!", "excellent"),
+        ("Very comfortable hotel with a great view; my only complaint is the slow elevator.", "good"),
+        ("The coffee maker brews a rich cup and is easy to clean. I wish the carafe held a bit more.", "good"),
+        ("The kettle works, but the lid is flimsy and it already leaks a little after a month.", "poor"),
+        ("Flawless from check-in to checkout. We are already planning our next visit!", "excellent"),
+        ("Food was okay, service was okay. Not bad, not memorable either.", "average"),
+        ("Decent burger, nothing special. Fries were a bit soggy, but the price was fair.", "average"),
+        ("The shoes look nice but pinch badly, and the sole started peeling after two weeks.", "poor"),
+        ("Clean, quiet room and helpful staff. Breakfast options were limited but tasty.", "good"),
+        ("Service was slow and my steak came out overcooked. Dessert was fine, but I would not return.", "poor"),
+        ("Breakfast buffet was sparse and lukewarm, and the pool was closed without notice. "
+         "Disappointing stay overall.", "poor"),
+        ("Absolutely amazing meal from start to finish! Every dish was perfect and the staff made us"
+         " feel like family.", "excellent"),
+        ("Stained sheets, a broken lock, and cockroaches in the bathroom. I checked out after one night.", "terrible"),
+        ("Worst pizza I have ever had: burnt crust, raw dough in the middle, and a manager who blamed us.", "terrible"),
+        ("Outstanding bakery! The croissants are buttery perfection and the owners are wonderful people.", "excellent"),
+        ("A middle-of-the-road phone charger: it charges slowly, but it has not failed me yet.", "average"),
+        ("Cheap-feeling phone case that scratched within days. It does protect the phone, barely.", "poor"),
+        ("Cold food, rude waiter, and we found a hair in the soup. Never again.", "terrible"),
+        ("The cafe is fine for a quick coffee. Nothing to write home about, nothing to complain about.", "average"),
+        ("Mostly forgettable sushi with rubbery fish. The miso soup was the only thing I enjoyed.", "poor"),
+        ("Our hotel room was cramped and noisy; the staff were polite but could not fix the heating.", "poor"),
+        ("I got food poisoning after eating here and the owner laughed when I called.", "terrible"),
+        ("The backpack does the job. Some stitching looks loose, but it has held up so far.", "average"),
+        ("Lovely dinner overall. The lamb was tender and flavorful, though dessert was just okay.", "good"),
+        ("The toaster browns unevenly, but it is cheap and works well enough for basic breakfasts.", "average"),
+        ("This mouse is serviceable for everyday use, though the scroll wheel feels a little cheap.", "average"),
+        ("Location was convenient, but the room was dusty and the wifi barely worked. I would look "
+         "elsewhere next time.", "poor"),
+        ("Really enjoyed the ramen here, with rich broth and springy noodles. The wait for a table "
+         "was long, though.", "good"),
+        ("The blender broke on its second use and customer service hung up on me twice.", "terrible"),
+        ("The room smelled of smoke and mold, and the front desk just shrugged when we complained.", "terrible"),
+        ("The lamp flickers occasionally and the assembly instructions were confusing. Not worth the price.", "poor"),
+        ("Wow. Perfectly cooked steak, inventive cocktails, and flawless service. Easily my new "
+         "favorite restaurant.", "excellent"),
+    ],
+    "paraphrase": [
+        ("Sentence 1: The CEO said the company would move its headquarters from Dallas to Atlanta. "
+         "Sentence 2: The company will move its headquarters from Atlanta to Dallas, the CEO said.", "no"),
+        ("Sentence 1: The ferry service between the two islands will resume in early June after "
+         "repairs. Sentence 2: Ferry service between the two islands will be suspended in early June"
+         " for repairs.", "no"),
+        ("Sentence 1: The train to the airport was delayed by twenty minutes because of a signal "
+         "problem. Sentence 2: A signal fault held up the airport train for twenty minutes.", "yes"),
+        ("Sentence 1: The coach praised her team for staying calm during the final minutes of the "
+         "match. Sentence 2: Her team kept its composure in the closing minutes of the game, and the"
+         " coach commended them for it.", "yes"),
+        ("Sentence 1: The senator announced she would not seek reelection when her term ends next "
+         "year. Sentence 2: The senator said she will not run again once her term expires next year.", "yes"),
+        ("Sentence 1: Three of the five board members voted in favor of the new parking rules. "
+         "Sentence 2: Only two of the five board members supported the new parking rules in the "
+         "vote.", "no"),
+        ("Sentence 1: About 300 residents were evacuated as the wildfire spread toward the valley "
+         "overnight. Sentence 2: Roughly 300 people had to leave their homes as the fire moved "
+         "toward the valley during the night.", "yes"),
+        ("Sentence 1: The factory will hire 150 new workers once the expansion is completed in "
+         "March. Sentence 2: After the expansion wraps up in March, the factory plans to add 150 "
+         "employees.", "yes"),
+        ("Sentence 1: Police said the driver was not wearing a seatbelt at the time of the crash. "
+         "Sentence 2: According to police, the driver had a seatbelt on when the crash happened.", "no"),
+        ("Sentence 1: The new law requires cyclists under 16 to wear helmets on public roads. "
+         "Sentence 2: Under the new law, all cyclists on public roads must wear helmets, regardless "
+         "of age.", "no"),
+        ("Sentence 1: Last year the town planted about 500 trees along its main roads. Sentence 2: "
+         "Next year the town plans to plant about 500 trees along its main roads.", "no"),
+        ("Sentence 1: Unemployment in the region dropped to 4 percent in March, its lowest level in "
+         "a decade. Sentence 2: Unemployment in the region climbed to 4 percent in March, its "
+         "highest level in a decade.", "no"),
+        ("Sentence 1: Anna lent her car to her brother while he was looking for a new job. Sentence "
+         "2: Anna's brother lent her his car while she was looking for a new job.", "no"),
+        ("Sentence 1: My neighbor has been growing tomatoes on his balcony for three summers now. "
+         "Sentence 2: For the past three summers, my neighbor has grown tomatoes on his balcony.", "yes"),
+        ("Sentence 1: The city council voted on Tuesday to extend library hours through the summer "
+         "months. Sentence 2: On Tuesday, council members approved longer library hours for the "
+         "summer season.", "yes"),
+        ("Sentence 1: The two companies agreed to merge in a deal valued at 3 billion dollars. "
+         "Sentence 2: A 3 billion dollar agreement will combine the two companies into one.", "yes"),
+        ("Sentence 1: The hospital opened a new children's ward with forty beds last week. Sentence "
+         "2: Last week a forty-bed ward for children opened at the hospital.", "yes"),
+        ("Sentence 1: The bakery on Elm Street closes an hour early on Fridays. Sentence 2: On "
+         "Fridays, the Elm Street bakery shuts its doors one hour earlier than usual.", "yes"),
+        ("Sentence 1: The study found that children who read daily scored higher on vocabulary "
+         "tests. Sentence 2: The study found no link between daily reading and children's scores on "
+         "vocabulary tests.", "no"),
+        ("Sentence 1: The company reported that its annual revenue grew by 8 percent last year. "
+         "Sentence 2: Annual revenue at the company rose 18 percent last year, according to its "
+         "report.", "no"),
+        ("Sentence 1: The author's second novel sold more copies in its first month than her debut "
+         "did in a year. Sentence 2: In its first month, the author's second novel outsold what her "
+         "first book sold in an entire year.", "yes"),
+        ("Sentence 1: The concert hall in Vienna will host the orchestra's final performance of the "
+         "season. Sentence 2: The orchestra will give its first performance of the season at the "
+         "concert hall in Vienna.", "no"),
+        ("Sentence 1: The museum in Boston acquired the painting for 2 million dollars at auction. "
+         "Sentence 2: The painting was bought at auction for 2 million dollars by a museum in "
+         "Chicago.", "no"),
+        ("Sentence 1: The bakery sold out of bread by noon on the first day after reopening. "
+         "Sentence 2: On its first day after reopening, the bakery still had plenty of bread left at"
+         " noon.", "no"),
+        ("Sentence 1: The government plans to ban single-use plastic bags in supermarkets starting "
+         "next January. Sentence 2: Under a government plan, supermarkets will no longer be allowed "
+         "to hand out single-use plastic bags from next January.", "yes"),
+        ("Sentence 1: The company said its quarterly profit rose by 12 percent compared with last "
+         "year. Sentence 2: Quarterly profit at the company climbed 12 percent from a year earlier, "
+         "it said.", "yes"),
+        ("Sentence 1: The factory will cut 200 jobs when production moves overseas next year. "
+         "Sentence 2: Next year, the factory will add 200 jobs as production returns from overseas.", "no"),
+        ("Sentence 1: Tom forgot his umbrella at the office and got soaked walking home. Sentence 2:"
+         " Having left his umbrella at work, Tom got drenched on his walk home.", "yes"),
+        ("Sentence 1: The clinic is closed on weekends but open late on Wednesdays. Sentence 2: The "
+         "clinic is open on weekends but closes early on Wednesdays.", "no"),
+        ("Sentence 1: Shares of the airline fell 5 percent after it cut its forecast for annual "
+         "revenue. Sentence 2: The airline's stock dropped 5 percent when the carrier lowered its "
+         "yearly revenue outlook.", "yes"),
+        ("Sentence 1: Our landlord agreed to fix the heating but refused to repaint the kitchen. "
+         "Sentence 2: Our landlord agreed to repaint the kitchen but refused to fix the heating.", "no"),
+        ("Sentence 1: The goalkeeper was injured during practice and will miss Saturday's game. "
+         "Sentence 2: The goalkeeper was injured during practice but is expected to play in "
+         "Saturday's game.", "no"),
+        ("Sentence 1: The store will stay open until midnight during the week before the holiday. "
+         "Sentence 2: During the week after the holiday, the store will stay open until midnight.", "no"),
+        ("Sentence 1: The new bridge will cost about 40 million dollars and open in 2026. Sentence "
+         "2: Opening in 2026, the new bridge carries a price tag of roughly 40 million dollars.", "yes"),
+        ("Sentence 1: Heavy rain forced organizers to postpone the outdoor concert until next "
+         "Saturday. Sentence 2: The open-air concert was pushed back to next Saturday because of "
+         "heavy rain.", "yes"),
+        ("Sentence 1: Researchers found that the drug reduced symptoms in about two thirds of "
+         "patients. Sentence 2: According to the researchers, roughly two out of three patients saw "
+         "their symptoms ease with the drug.", "yes"),
+        ("Sentence 1: The university raised its enrollment target after applications jumped by a "
+         "third this year. Sentence 2: The university lowered its enrollment target after "
+         "applications fell by a third this year.", "no"),
+        ("Sentence 1: The prime minister met with farmers to discuss the drought before the budget "
+         "vote. Sentence 2: The prime minister met with farmers to discuss the drought after the "
+         "budget vote had passed.", "no"),
+        ("Sentence 1: Most of the passengers on the delayed flight were given hotel rooms for the "
+         "night. Sentence 2: Only a few passengers on the delayed flight were given hotel rooms for "
+         "the night.", "no"),
+        ("Sentence 1: Jenna moved to Denver last spring to start a job as a nurse. Sentence 2: Last "
+         "spring Jenna relocated to Denver, where she began working as a nurse.", "yes"),
+        ("Sentence 1: The school board decided not to raise tuition fees for the coming academic "
+         "year. Sentence 2: Tuition fees will stay the same next academic year after the school "
+         "board chose against an increase.", "yes"),
+        ("Sentence 1: Lisa beat her sister in the chess final after a three-hour game. Sentence 2: "
+         "After a three-hour game, Lisa lost the chess final to her sister.", "no"),
+        ("Sentence 1: Police arrested two men after a break-in at a downtown jewelry store early "
+         "Sunday. Sentence 2: Two men were taken into custody following a burglary at a jewelry shop"
+         " downtown early on Sunday.", "yes"),
+        ("Sentence 1: Maria finished the marathon in just under four hours, beating her previous "
+         "best. Sentence 2: Beating her old personal record, Maria completed the marathon in "
+         "slightly less than four hours.", "yes"),
+        ("Sentence 1: The band canceled its European tour because the lead singer fell ill. Sentence"
+         " 2: The lead singer fell ill, but the band went ahead with its European tour anyway.", "no"),
+        ("Sentence 1: The mayor will visit the flooded neighborhoods on Monday morning. Sentence 2: "
+         "The flooded neighborhoods will be visited by the governor on Monday morning.", "no"),
+        ("Sentence 1: The museum will offer free admission to all visitors on the first Sunday of "
+         "every month. Sentence 2: On the first Sunday of each month, everyone can enter the museum "
+         "without paying.", "yes"),
+        ("Sentence 1: Ticket prices for the city's buses will rise by 25 cents beginning in April. "
+         "Sentence 2: Beginning in April, riding a city bus will cost 25 cents more.", "yes"),
+    ],
+    "entailment": [
+        ("Premise: Although he had studied French for years, Omar found that he could barely "
+         "understand the fast speech in Paris. Hypothesis: Omar had studied French before.", "true"),
+        ("Premise: Amy usually takes the bus, but today her friend gave her a ride to school because"
+         " of the snow. Hypothesis: Amy took the bus to school today.", "false"),
+        ("Premise: Our manager announced that the office will move to a new building in the spring. "
+         "Hypothesis: The new building is closer to the city center.", "neither"),
+        ("Premise: My grandmother, who turned ninety last month, still walks to the market every "
+         "morning. Hypothesis: My grandmother is at least ninety years old.", "true"),
+        ("Premise: Kevin failed his driving test twice before finally passing on his third attempt "
+         "last month. Hypothesis: Kevin passed his driving test on the first try.", "false"),
+        ("Premise: Lucy found a wallet on the sidewalk outside the post office and picked it up. "
+         "Hypothesis: Lucy returned the wallet to its owner.", "neither"),
+        ("Premise: The bakery down the street started selling gluten-free bread last month. "
+         "Hypothesis: The gluten-free bread sells better than the regular bread.", "neither"),
+        ("Premise: When Priya got to the station, the last bus had already left, so she called her "
+         "father to pick her up. Hypothesis: Priya missed the last bus.", "true"),
+        ("Premise: Ben spent the whole afternoon painting the fence, and by dinner every board was a"
+         " fresh shade of green. Hypothesis: The fence was painted green.", "true"),
+        ("Premise: Hannah's brother is a doctor at the hospital across town, where he mostly works "
+         "night shifts. Hypothesis: Hannah is also a doctor.", "neither"),
+        ("Premise: Daniel is the youngest of four brothers and the only one who still lives with "
+         "their parents. Hypothesis: Daniel is an only child.", "false"),
+        ("Premise: Helen bought a new laptop on Saturday and spent the evening setting it up at her "
+         "kitchen table. Hypothesis: Helen's new laptop was expensive.", "neither"),
+        ("Premise: Martin took his car to the mechanic because it was making a strange noise "
+         "whenever he braked. Hypothesis: The mechanic fixed the car the same day.", "neither"),
+        ("Premise: The team lost all six of its away games this season but won all six of its home "
+         "matches. Hypothesis: The team won six games this season.", "true"),
+        ("Premise: The library closed permanently last spring after the town council stopped funding"
+         " it. Hypothesis: The library is still open.", "false"),
+        ("Premise: A new coffee shop opened on the corner, and there was a long line outside on its "
+         "first morning. Hypothesis: The coffee at the new shop is good.", "neither"),
+        ("Premise: The train from the city was crowded, so Nora stood for most of the journey home. "
+         "Hypothesis: Nora was tired when she got home.", "neither"),
+        ("Premise: Leo is allergic to peanuts, so his parents check every food label carefully "
+         "before buying anything. Hypothesis: Leo can safely eat peanuts.", "false"),
+        ("Premise: The twins started at a new school this fall after the family moved across the "
+         "state. Hypothesis: The twins like their new school.", "neither"),
+        ("Premise: Nadia baked two dozen cookies for the school fair and sold every one of them "
+         "within an hour. Hypothesis: Nadia sold twenty-four cookies.", "true"),
+        ("Premise: Every seat in the lecture hall was taken, so latecomers had to stand along the "
+         "back wall. Hypothesis: Some people stood during the lecture.", "true"),
+        ("Premise: Ethan has been learning the guitar for six months and practices for about an hour"
+         " most evenings. Hypothesis: Ethan plans to join a band.", "neither"),
+        ("Premise: Julia has been a vegetarian since she was fifteen and has not eaten meat in over "
+         "twenty years. Hypothesis: Julia ate a steak last week.", "false"),
+        ("Premise: The kitten was found shivering under a parked car, and the children brought it "
+         "inside and wrapped it in a towel. Hypothesis: The children brought the kitten indoors.", "true"),
+        ("Premise: Mark and his wife have no children, but they often babysit their nieces on "
+         "weekends. Hypothesis: Mark has two sons.", "false"),
+        ("Premise: The restaurant was completely full on Friday night, and several couples were "
+         "turned away at the door. Hypothesis: Some people could not get a table at the restaurant "
+         "on Friday.", "true"),
+        ("Premise: Grace locked the front door, checked the windows, and then drove to the airport "
+         "for her flight to Lisbon. Hypothesis: Grace went to the airport.", "true"),
+        ("Premise: The soup was so salty that nobody at the table could finish even half a bowl. "
+         "Hypothesis: Everyone finished their soup.", "false"),
+        ("Premise: The hotel pool was closed for repairs during our entire stay, so the kids swam at"
+         " the beach instead. Hypothesis: The kids swam in the hotel pool during our stay.", "false"),
+        ("Premise: Emma sold her old bicycle to a neighbor for forty dollars and used the money to "
+         "buy a new helmet. Hypothesis: Emma no longer owns her old bicycle.", "true"),
+        ("Premise: The old factory on the river was torn down in 2015, and a park now stands where "
+         "it used to be. Hypothesis: The factory is still standing by the river.", "false"),
+        ("Premise: The hikers reached the summit just before sunset, took a few photos, and then "
+         "started the long walk down in the dark. Hypothesis: The hikers made it to the top.", "true"),
+        ("Premise: The package was supposed to arrive on Monday, but it did not show up until Friday"
+         " afternoon. Hypothesis: The package arrived on Monday.", "false"),
+        ("Premise: Paul went to the hardware store on Sunday to buy paint for the bedroom. "
+         "Hypothesis: Paul painted the bedroom blue.", "neither"),
+        ("Premise: The school canceled classes on Monday after a pipe burst and flooded the main "
+         "hallway. Hypothesis: The school will reopen on Tuesday.", "neither"),
+        ("Premise: The concert sold very few tickets, and the hall was nearly empty when the band "
+         "came on stage. Hypothesis: The concert was sold out.", "false"),
+        ("Premise: Despite the forecast, it did not rain at all during the outdoor wedding, and "
+         "guests stayed outside until midnight. Hypothesis: The wedding was interrupted by rain.", "false"),
+        ("Premise: The printer in the office has been broken since Monday, so everyone has been "
+         "emailing documents instead. Hypothesis: The office printer is working fine.", "false"),
+        ("Premise: Victor applied for a job at the bank downtown and had his interview on Thursday "
+         "morning. Hypothesis: Victor got the job at the bank.", "neither"),
+        ("Premise: The shop only accepts cash, and the owner has refused for years to install a card"
+         " reader. Hypothesis: The shop accepts credit cards.", "false"),
+        ("Premise: Sam forgot to set his alarm, woke up at nine, and arrived at work an hour after "
+         "his shift started. Hypothesis: Sam was late for work.", "true"),
+        ("Premise: Sofia's parents are visiting from Brazil next week, and she has been cleaning her"
+         " apartment all weekend. Hypothesis: Sofia's parents will stay in her apartment.", "neither"),
+        ("Premise: Carlos has lived in the same apartment for twelve years and says he has never "
+         "once been late with the rent. Hypothesis: Carlos has lived in his apartment for over a "
+         "decade.", "true"),
+        ("Premise: Clara ordered a pizza for dinner and watched a movie with her roommate. "
+         "Hypothesis: Clara's roommate paid for the pizza.", "neither"),
+        ("Premise: After the storm knocked out the power, the family ate dinner by candlelight and "
+         "played cards until bedtime. Hypothesis: The family lost electricity because of the storm.", "true"),
+        ("Premise: The neighbors were having a loud party on Friday night, and music could be heard "
+         "until two in the morning. Hypothesis: Someone called the police about the party.", "neither"),
+        ("Premise: The meeting was moved from Tuesday to Thursday because two of the managers were "
+         "traveling early in the week. Hypothesis: The meeting was rescheduled.", "true"),
+        ("Premise: Rosa has never left her home country, though she dreams of visiting Japan "
+         "someday. Hypothesis: Rosa has been to Japan.", "false"),
+    ],
+    "fact-check": [
+        ("Rice is harvested by picking it from the branches of tall trees.", "false"),
+        ("Sound travels faster than light through the air.", "false"),
+        ("The Titanic sank after striking a coral reef off the coast of Florida.", "false"),
+        ("A tennis match is won by the first player to score ten goals.", "false"),
+        ("Tokyo is the capital city of Japan.", "true"),
+        ("A metal spoon left in hot soup becomes warm to the touch.", "true"),
+        ("Most owls are active at night and hunt small animals.", "true"),
+        ("An iron bar heated in a fire becomes light enough to float in the air.", "false"),
+        ("Sound cannot travel through the vacuum of outer space.", "true"),
+        ("Guacamole is made mainly from mashed avocado.", "true"),
+        ("Whales are mammals and breathe air using lungs.", "true"),
+        ("Bats are a type of bird because they have wings and can fly.", "false"),
+        ("The Nile flows northward and empties into the Mediterranean Sea.", "true"),
+        ("The Apollo 11 mission landed astronauts on the Moon in 1969.", "true"),
+        ("Honey bees collect nectar from flowers to make honey.", "true"),
+        ("In baseball, each team gets only one out per half-inning.", "false"),
+        ("The Amazon River flows across the middle of Australia.", "false"),
+        ("A rainbow can appear when sunlight passes through raindrops.", "true"),
+        ("The ancient pyramids of Giza were built in Mexico.", "false"),
+        ("Cheese is a food that is made from milk.", "true"),
+        ("The Sahara Desert is located in northern Africa.", "true"),
+        ("Mount Everest is part of the Himalaya mountain range.", "true"),
+        ("Cows lay their eggs in nests on the ground.", "false"),
+        ("Elephants are the smallest mammals living in Africa.", "false"),
+        ("Butter is made by pressing olives until oil comes out.", "false"),
+        ("Camels can go for long periods in the desert without drinking water.", "true"),
+        ("At sea level, pure water freezes into ice at 100 degrees Celsius.", "false"),
+        ("A soccer team starts a match with eleven players on the field.", "true"),
+        ("The Moon produces its own light in the same way the Sun does.", "false"),
+        ("Humans breathe in carbon dioxide and breathe out oxygen.", "false"),
+        ("The Eiffel Tower stands in the center of London.", "false"),
+        ("A marathon is a running race of a little over 42 kilometers.", "true"),
+        ("Paris is the capital city of Italy.", "false"),
+        ("Christopher Columbus first sailed to the Americas in the year 1800.", "false"),
+        ("Spiders are insects that walk on six legs.", "false"),
+        ("Antarctica is mostly covered in thick tropical rainforest.", "false"),
+        ("In golf, players try to finish each hole using as many strokes as possible.", "false"),
+        ("Water boils at a lower temperature on a high mountain than at sea level.", "true"),
+        ("In basketball, a shot made from beyond the arc is worth three points.", "true"),
+        ("Each player begins a game of chess with sixteen pieces.", "true"),
+        ("Ice floats on liquid water because it is less dense.", "true"),
+        ("Wild penguins live mainly in the Arctic near the North Pole.", "false"),
+        ("The Pacific Ocean is the largest ocean on Earth.", "true"),
+        ("Sand dissolves completely in water, just like sugar does.", "false"),
+        ("The Great Wall of China was built over many centuries by several dynasties.", "true"),
+        ("Penguins are birds that cannot fly but are strong swimmers.", "true"),
+        ("Spiders have eight legs, while insects such as ants have six.", "true"),
+        ("Sharks are mammals that must surface regularly to breathe air.", "false"),
+    ],
+    "spam": [
+        ("I found a coupon for 20 percent off at the hardware store, want to go paint shopping tomorrow?", "ham"),
+        ("The landlord said rent goes up by 50 dollars next month, I think we should talk about it tonight.", "ham"),
+        ("Last chance! Your free cruise for two expires tonight. Call now to book your cabin.", "spam"),
+        ("Team lunch is on the company this Friday, reply with your sandwich choice by noon Wednesday.", "ham"),
+        ("You have 1 unclaimed voucher worth 250. Claim it in the rewards center before it expires: "
+         "rwds-center.example.biz", "spam"),
+        ("FREE ringtones! Reply TONE to get 5 free tracks sent to your phone every week. Standard "
+         "rates apply.", "spam"),
+        ("Here is the link to the slides from today: docs.example.com/q3-review. Comments welcome "
+         "before Monday.", "ham"),
+        ("Your tax refund of 312.40 is ready. Submit your bank details through our secure form to receive it.", "spam"),
+        ("Subject: Invoice overdue - Kindly review the attached document and remit payment today to "
+         "avoid legal action.", "spam"),
+        ("Boost your followers by 10000 overnight with our guaranteed growth service. DM us for packages.", "spam"),
+        ("The plumber quoted 180 for the sink repair, does that sound reasonable to you?", "ham"),
+        ("Hey dear, I saw your profile and would love to chat. Add me on my private app, link in bio.", "spam"),
+        ("Congratulations, your number was drawn in our monthly prize draw! Text CLAIM to 80085 to "
+         "receive your reward.", "spam"),
+        ("Subject: Domain expiration notice - Your website domain will expire soon. Renew through "
+         "our service at a discounted rate.", "spam"),
+        ("Subject: Quick favor - Are you at your desk? I need you to buy four gift cards for a "
+         "client, will reimburse later.", "spam"),
+        ("Your order #48213 has shipped and should arrive Thursday. You can track it in the app "
+         "under My Orders.", "ham"),
+        ("Meet attractive singles in your area tonight, sign up free, no credit card needed.", "spam"),
+        ("Lose 10 kg in 2 weeks with this one natural trick that doctors don't want you to know!", "spam"),
+        ("The bakery has a buy one get one offer on croissants today, want me to grab some for breakfast?", "ham"),
+        ("Your streaming subscription payment failed. Update your card within 24 hours or lose "
+         "access: billing-update.example.com", "spam"),
+        ("Subject: Updated contract - Hi Tom, HR has uploaded your new salary letter to the portal, "
+         "please sign it by Friday.", "ham"),
+        ("Did you win anything at the school raffle last night? I only got a keychain and a mug lol.", "ham"),
+        ("Hi Mom, I dropped my phone and this is my new number. Can you send me money for a new one urgently?", "spam"),
+        ("Subject: Expense reports due - Reminder that quarterly expenses go to finance by the 28th,"
+         " with scanned receipts attached.", "ham"),
+        ("Subject: Code review request - Hi Sam, could you look at my pull request for the login "
+         "page before lunch?", "ham"),
+        ("Congrats on the new job! We should celebrate, drinks are on me this weekend.", "ham"),
+        ("Earn cash by reviewing products from home! No experience needed, start today and get paid weekly.", "spam"),
+        ("Grandma wants everyone at her place Sunday at 1, bring a dessert if you can.", "ham"),
+        ("Subject: Free parking this weekend - Facilities says the north garage is open at no cost "
+         "for staff on Saturday and Sunday.", "ham"),
+        ("Subject: Re: our conversation - As discussed, attached is the crypto investment plan with "
+         "guaranteed 40 percent monthly returns.", "spam"),
+        ("Reminder: your dentist appointment is Tuesday at 3:15 pm. Call the office if you need to reschedule.", "ham"),
+        ("URGENT: your bank account has been suspended. Verify your details at secure-login-"
+         "verify.example.net immediately.", "spam"),
+        ("Flight lands at 6:40, terminal B. Could you text me when you are parked outside arrivals?", "ham"),
+        ("Dear customer, we noticed unusual sign-in activity. Confirm your password here to keep "
+         "your account safe.", "spam"),
+        ("Happy birthday! I transferred 20 bucks for the concert tickets, see you at the gate at seven.", "ham"),
+        ("Your library books are due back on the 12th. You can renew them online through your library account.", "ham"),
+        ("Can you pick up milk and eggs on the way home? Also the car is nearly out of gas.", "ham"),
+        ("Subject: Notes from Tuesday standup - Attached are the minutes, action items are "
+         "highlighted in yellow.", "ham"),
+        ("Thanks for lending me the tent! I will drop it back at your house on Wednesday evening.", "ham"),
+        ("Hi, is this still your number? I have a great work-from-home opportunity paying 500 a day,"
+         " reply YES.", "spam"),
+        ("You are pre-approved for a low-interest loan of up to 25000 with no credit check. Apply today.", "spam"),
+        ("Hey, I paid the electricity bill, your half is 43 dollars, send it whenever you get a chance.", "ham"),
+        ("Subject: Invoice 2291 for March design work - Hi Priya, attached is the invoice, payment "
+         "terms are 30 days as agreed.", "ham"),
+        ("Exclusive offer just for you: 90 percent off designer watches, limited stock, order now "
+         "before they are gone!", "spam"),
+        ("Hello friend, I am a lawyer representing a late client who left 4.5 million dollars with "
+         "no heir. Contact me privately.", "spam"),
+        ("WINNER!! You have been selected for a 1000 dollar gift card. Click now to claim it before midnight.", "spam"),
+        ("Subject: Your package could not be delivered - Please pay a 1.99 redelivery fee using the "
+         "link below to reschedule.", "spam"),
+        ("Running ten minutes late, traffic on the bridge is terrible. Please start the meeting without me.", "ham"),
+    ],
 }

@@ -22,6 +22,8 @@ from icr_app.tasks import Task, split
 Builder = Callable[..., Method]
 """builder(lm, train, template, labels, opts, progress) -> a ready Method."""
 
+SHOTS = 10  # demonstrations per few-shot prompt; evaluate keeps at least this many training examples
+
 
 def _zero_shot(lm: LoadedModel, train: Task, template: Template, labels: list[str],
                opts: dict[str, Any], progress: Progress) -> Method:
@@ -30,7 +32,7 @@ def _zero_shot(lm: LoadedModel, train: Task, template: Template, labels: list[st
 
 def _few_shot(lm: LoadedModel, train: Task, template: Template, labels: list[str],
               opts: dict[str, Any], progress: Progress) -> Method:
-    return FewShot(lm, train, template, labels, shots=opts.get("shots", 10), seed=opts.get("seed", 0))
+    return FewShot(lm, train, template, labels, shots=opts.get("shots", SHOTS), seed=opts.get("seed", 0))
 
 
 METHODS: dict[str, Builder] = {"zero-shot": _zero_shot, "few-shot": _few_shot, "icr": build_icr, "site": site_builder}
@@ -94,7 +96,7 @@ def evaluate(
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(unknown)}; available: {', '.join(METHODS)}")
     template = template or Template()
-    train, test = split(task, n_test, seed, min_train=max(2, opts.get("shots", 10)))
+    train, test = split(task, n_test, seed, min_train=max(2, opts.get("shots", SHOTS)))
     opts = {"seed": seed, **opts}
     results: dict[str, MethodResult] = {}
     for name in methods:

@@ -5,14 +5,18 @@ layer, pool them over all prompts of all domains (the same number per domain) an
 per layer: U_q[l] (H·d_h × r) and U_k[l] (H_kv·d_h × r). Keys stay in the k_proj space (no GQA repeat), so
 the basis matches what routing projects.
 
-Both open questions are captured in one pass and settled by measurement (BENCHMARKS.md "## ICR",
-bench/icr_pid_variants.py): pre-RoPE (default) keeps ~1.5x more of the ICL shift of q and k than post-RoPE;
-centred vs uncentred is a tie (centred a little better on Δq, uncentred on Δk), so the default is the
-uncentred second moment, which the theory uses.
+Both open questions are settled by measurement (BENCHMARKS.md "## ICR"). Pre-RoPE (default): rank-8
+pre-RoPE PIDs keep ~1.5x more of the ICL shift of q and k than post-RoPE ones (bench/icr_pid_variants.py).
+Centred (default): on capturing that shift the two are a tie, but the uncentred basis's first direction is
+the mean of q and k, whose projections are ~40 and ~18 against 1-7 for the other directions, so the bias
+along it is hundreds of logits per unit of α. With free α and γ on one task (bench/icr_capacity.py) routing
+on uncentred PIDs barely trains (FV sentiment stays at 0.44, present-past 0.00 -> 0.02); on centred PIDs it
+reaches 0.62 and 0.34. The uncentred second moment, which the theory uses, remains `centred=False`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,16 +127,17 @@ def fit_pids(captured: dict[str, torch.Tensor], rank: int, rope: Rope, centred: 
     return PIDs(torch.stack(bases["q"]), torch.stack(bases["k"]), meta)
 
 
-def extract_pids(lm: LoadedModel, tasks: list[Task], rank: int = 8, rope: Rope = "pre", centred: bool = False,
+def extract_pids(lm: LoadedModel, tasks: list[Task], rank: int = 8, rope: Rope = "pre", centred: bool = True,
                  n_prompts: int = 32, demos_per_class: int = 5, max_demos: int = 10, seed: int = 0,
                  template: Template | None = None, progress: Progress = no_progress) -> PIDs:
     """Capture, pool and fit: the whole PIDs stage for a list of domains."""
-    prompts = [p for i, t in enumerate(tasks)
-               for p in icl_prompts(t, n_prompts, demos_per_class, max_demos, seed + i, template)]
-    captured = capture_last_qk(lm, prompts, progress=progress)
-    meta = {"fingerprint": lm.fingerprint, "domains": [t.name for t in tasks],
-            "prompt_counts": {t.name: n_prompts for t in tasks}, "demos_per_class": demos_per_class,
-            "max_demos": max_demos, "seed": seed}
+    per_task = [icl_prompts(t, n_prompts, demos_per_class, max_demos, seed + i, template) for i, t in enumerate(tasks)]
+    counts: Counter[str] = Counter()
+    for task, prompts in zip(tasks, per_task):
+        counts[task.name] += len(prompts)  # two domains with one name (a file and a built-in) add up
+    captured = capture_last_qk(lm, [p for prompts in per_task for p in prompts], progress=progress)
+    meta = {"fingerprint": lm.fingerprint, "domains": [t.name for t in tasks], "prompt_counts": dict(counts),
+            "demos_per_class": demos_per_class, "max_demos": max_demos, "seed": seed}
     return fit_pids(captured, rank, rope, centred, meta)
 
 

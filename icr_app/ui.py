@@ -66,7 +66,9 @@ EXPLAIN = {
             "zero-shot output. Heads near 1 carry the task. Built on your examples in about a minute on a CPU.",
     "icr": "ICR adds a low-rank bias to the attention logits of the last third of the layers, along principal "
            "ICL directions (PIDs) found from many ICL prompts. A small router reads the query and sets α(x): how "
-           "much to push along each direction, and γ(x): how much each head takes it. Trained once, reused here.",
+           "much to push along each direction, and γ(x): how much each head takes it. Trained once, reused here. "
+           "On this small model the directions matter less than the paper finds: a router trained on a random "
+           "basis of the same rank transfers as well (BENCHMARKS.md).",
     "flow": "Saliency A ⊙ ∂L/∂A tells how much each attention edge matters for the answer. Label words act as "
             "anchors: in shallow layers text flows into the label words (S_wp); in deep layers the answer reads "
             "them (S_pq). The curves average several prompts; the arcs show one prompt's strongest edges.",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -11,11 +14,11 @@ from tiny import tiny_lm
 
 from icr_app.evaluate import evaluate
 from icr_app.icr_io import ArtefactError
-from icr_app.icr_train import TrainConfig, train_router
+from icr_app.icr_train import TrainConfig, ce_candidates, icr_loss, train_router
 from icr_app.pids import PIDs, extract_pids, random_basis
 from icr_app.router import ICRRouter, new_router
 from icr_app.routing import Routes, causal_mask, routing
-from icr_app.scoring import encode
+from icr_app.scoring import encode, label_set
 from icr_app.tasks import builtin_task
 
 
@@ -171,7 +174,7 @@ def sharp_lm():
 def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_path):
     lm = sharp_lm
     cfg = TrainConfig(rank=4, layers=[2, 3], pid_prompts=4, max_demos=4, examples_per_domain=16, holdout=8,
-                      epochs=4, lr=1e-2, checkpoint_every=2)
+                      epochs=8, lr=1e-2, checkpoint_every=2)
     log = tmp_path / "log.jsonl"
     train_router(lm, tiny_tasks, tmp_path / "a", cfg, hash_encoder, log_path=log)
     rows = [json.loads(line) for line in log.read_text().splitlines()]
@@ -201,6 +204,52 @@ def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_
     report = evaluate(lm, builtin_task("emotion"), ["zero-shot", "icr"], n_test=8, icr_router=str(tmp_path / "a"),
                       batch_size=4, icr_encoder=hash_encoder)
     assert report.methods["icr"].n == 8
+
+
+def test_label_restricted_ce(lm, tiny_tasks):
+    """`ce="labels"`: a classification row's CE is the softmax over its label tokens; open rows keep the vocab."""
+    sentiment, antonyms = tiny_tasks
+    cand = ce_candidates(lm, sentiment, "labels")
+    assert cand == tuple(label_set(lm, sentiment.labels).first_ids)
+    assert ce_candidates(lm, antonyms, "labels") is None and ce_candidates(lm, sentiment, "vocab") is None
+    with pytest.raises(ValueError, match="ce must be"):
+        ce_candidates(lm, sentiment, "label")
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, lm.model.config.vocab_size, generator=gen)
+    target = torch.tensor([cand[1], 7])
+    allowed = torch.zeros_like(logits, dtype=torch.bool)
+    allowed[0, list(cand)], allowed[1] = True, True
+    zeros = torch.zeros(2, 1, 4), torch.zeros(2, 1, lm.n_heads)
+    _, parts = icr_loss(logits, target, torch.full((2,), 1e9), *zeros, TrainConfig(), allowed)
+    by_hand = (torch.nn.functional.cross_entropy(logits[0, list(cand)], torch.tensor(1))
+               + torch.nn.functional.cross_entropy(logits[1], torch.tensor(7))) / 2
+    assert parts["ce"] == pytest.approx(by_hand.item(), rel=1e-5)
+    _, full = icr_loss(logits, target, torch.full((2,), 1e9), *zeros, TrainConfig())
+    assert full["ce"] > parts["ce"]
+
+
+def test_two_processes_train_like_one_with_the_global_batch(lm, tmp_path):
+    """`icr train` under a 2-process launch (torchrun, gloo on the CPU: accelerate's multi-process path, as on
+    several GPUs) shards the batches and averages the gradients: it matches one process with twice the batch."""
+    from safetensors.torch import load_file
+
+    ckpt = tmp_path / "tiny"
+    lm.model.save_pretrained(ckpt)
+    lm.tokenizer.save_pretrained(ckpt)
+    args = ["-m", "icr_app", "icr", "train", "--model", str(ckpt), "--domains", "sentiment", "antonyms", "--rank", "4",
+            "--pid-prompts", "4", "--max-demos", "4", "--examples-per-domain", "16", "--holdout", "8", "--epochs", "2",
+            "--lr", "1e-2"]
+    env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1"}
+    two = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", *args,
+           "--out", str(tmp_path / "two"), "--batch-size", "4"]
+    one = [sys.executable, *args, "--out", str(tmp_path / "one"), "--batch-size", "8"]
+    for cmd in (two, one):
+        subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=300)
+    a, b = load_file(tmp_path / "two" / "router.safetensors"), load_file(tmp_path / "one" / "router.safetensors")
+    assert a.keys() == b.keys()
+    assert a["alpha_mlp.2.weight"].abs().max() > 0.02  # trained away from its zero start
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], atol=2e-3, rtol=0)
 
 
 @pytest.mark.slow

@@ -1,0 +1,62 @@
+"""An implicit method's per-query latency against zero-shot, in alternation so load drift on a shared CPU cancels.
+
+    PYTHONPATH=. python bench/latency.py --data ../shared/data/fv/sentiment.json --site FILE.safetensors [--reps 5]
+    PYTHONPATH=. python bench/latency.py --data movie-review --icr-router assets/icr
+
+Times `predict` on the same seeded test split, zero-shot then the method (SITE with `--site`, ICR with
+`--icr-router`), `reps` times, and prints the median per-query latency of each and the median of the
+per-round ratios. Latency does not depend on how good the artefact is, only on what it runs (SITE's hooks;
+ICR's sentence encoder, router and biased attention), so any artefact for this model will do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from icr_app.icr_method import ICR
+from icr_app.methods import Method, ZeroShot
+from icr_app.models import DEFAULT_MODEL, load_model
+from icr_app.router import ICRRouter
+from icr_app.site import SiteMethod
+from icr_app.site_artefact import load_site
+from icr_app.tasks import load_task, split
+
+
+def per_query_s(method: Method, queries: list[str]) -> float:
+    t0 = time.perf_counter()
+    method.predict(queries)
+    return (time.perf_counter() - t0) / len(queries)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", required=True)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--site", help="a SITE artefact for this model")
+    which.add_argument("--icr-router", help="an ICR router folder for this model (assets/icr: the shipped one)")
+    p.add_argument("--model", default=DEFAULT_MODEL)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--n-test", type=int, default=100)
+    args = p.parse_args()
+    lm = load_model(args.model)
+    task = load_task(args.data)
+    train, test = split(task, args.n_test, seed=0, min_train=10)
+    zero = ZeroShot(lm, train, labels=task.labels)
+    if args.site:
+        name, method = "SITE", SiteMethod(lm, load_site(args.site, lm))
+    else:
+        name, method = "ICR", ICR(lm, train, ICRRouter.load(args.icr_router, lm), labels=task.labels)
+    for m in (zero, method):
+        per_query_s(m, test.inputs[:16])  # warm-up
+    rounds = [(per_query_s(zero, test.inputs), per_query_s(method, test.inputs)) for _ in range(args.reps)]
+    z, s = (statistics.median(r[i] for r in rounds) for i in (0, 1))
+    ratio = statistics.median(b / a for a, b in rounds)
+    print(f"{task.name}: {len(test.inputs)} queries x {args.reps} alternating rounds")
+    print(f"zero-shot {z * 1000:.1f} ms/query, {name} {s * 1000:.1f} ms/query, {name}/zero-shot median ratio "
+          f"{ratio:.3f} (per round: {', '.join(f'{b / a:.3f}' for a, b in rounds)})")
+
+
+if __name__ == "__main__":
+    main()
