@@ -13,8 +13,9 @@ learns is to move mass from " " and "\n" onto label-like tokens, and on well-con
 learned to favour one label and collapsed on in-domain and unseen tasks (BENCHMARKS.md "## ICR").
 The encoder embeddings and the zero-shot entropies are computed once up front (both frozen).
 
-Examples come from the train part of `tasks.split(task, holdout, seed, min_train=SHOTS)`, the split `evaluate`
-uses, so the evaluation's test items are never trained on (a small task contributes its few-shot pool).
+Examples come from the train part of `tasks.split(task, holdout, split_seed, min_train=SHOTS)`, the split
+`evaluate` uses (its seed is kept apart from the training seed), so the evaluation's test items are never
+trained on (a small task contributes its few-shot pool).
 Device placement and data sharding go through accelerate's `Accelerator`, so the same loop runs on the CPU
 or under a multi-process launch (`accelerate launch`, `torchrun`); two CPU processes are tested against one
 process with the global batch (GPUs were not available to test).
@@ -61,6 +62,7 @@ class TrainConfig:
     max_demos: int = 10
     examples_per_domain: int = 800  # more data, better router: 150 -> 400 -> 800 gave 0.280 -> 0.340 -> 0.367 in-domain
     holdout: int = 100  # size of the evaluation test split kept out of training
+    split_seed: int = 0  # the evaluation's split seed (evaluate's default), apart from the training seed
     epochs: int = 2
     batch_size: int = 4
     lr: float = 1e-3  # DESIGN.md: 1e-4, for thousands of prompts; on CPU-sized runs it barely moves the router
@@ -145,7 +147,7 @@ def training_examples(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, enco
     rng = random.Random(cfg.seed)
     chosen, candidates = [], []
     for task in tasks:
-        train, _ = split(task, cfg.holdout, cfg.seed, min_train=SHOTS)
+        train, _ = split(task, cfg.holdout, cfg.split_seed, min_train=SHOTS)
         picked = rng.sample(list(train.examples), min(cfg.examples_per_domain, len(train.examples)))
         chosen += picked
         candidates += [ce_candidates(lm, task, cfg.ce)] * len(picked)

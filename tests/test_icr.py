@@ -14,12 +14,13 @@ from tiny import tiny_lm
 
 from icr_app.evaluate import evaluate
 from icr_app.icr_io import ArtefactError
-from icr_app.icr_train import TrainConfig, ce_candidates, icr_loss, train_router
+from icr_app.icr_train import TrainConfig, ce_candidates, icr_loss, train_router, training_examples
 from icr_app.pids import PIDs, extract_pids, random_basis
+from icr_app.prompts import Template
 from icr_app.router import ICRRouter, new_router
 from icr_app.routing import Routes, causal_mask, routing
 from icr_app.scoring import encode, label_set
-from icr_app.tasks import builtin_task
+from icr_app.tasks import builtin_task, split
 
 
 def hash_encoder(texts: list[str]) -> torch.Tensor:
@@ -226,6 +227,19 @@ def test_label_restricted_ce(lm, tiny_tasks):
     assert parts["ce"] == pytest.approx(by_hand.item(), rel=1e-5)
     _, full = icr_loss(logits, target, torch.full((2,), 1e9), *zeros, TrainConfig())
     assert full["ce"] > parts["ce"]
+
+
+def test_training_never_sees_the_evaluation_split_whatever_the_seed(lm, tiny_tasks):
+    """The router's examples come from evaluate's train split (split_seed), not one drawn with the training seed."""
+    task = tiny_tasks[0]
+    held_out = {Template().zero_shot(x) for x in split(task, 30, seed=0, min_train=10)[1].inputs}
+    drawn = []
+    for seed in (0, 7):
+        cfg = TrainConfig(examples_per_domain=12, holdout=30, seed=seed)
+        prompts = training_examples(lm, [task], cfg, hash_encoder, Template(), lambda it, **_: it).prompts
+        assert len(prompts) == 12 and not held_out & set(prompts)
+        drawn.append(set(prompts))
+    assert drawn[0] != drawn[1]  # the training seed still picks which examples
 
 
 def test_two_processes_train_like_one_with_the_global_batch(lm, tmp_path):
