@@ -85,7 +85,7 @@ def compare(args: argparse.Namespace) -> None:
             if not rows:
                 cells.append("")
                 continue
-            zs, icr = (sum(r[m]["acc"] for r in rows.values()) / len(rows) for m in ("zero-shot", "icr"))
+            zs, icr = mean_acc(rows, "zero-shot"), mean_acc(rows, "icr")
             head = f"{zs:.3f} → {icr:.3f}, " if groups == ("in-domain",) else ""
             cells.append(f"{head}{100 * (icr - zs):+.1f} pts, {collapses(rows)} collapses")
         print(f"| {name} | " + " | ".join(cells) + " |")
@@ -93,10 +93,15 @@ def compare(args: argparse.Namespace) -> None:
 
 def summary(rows: dict[str, dict], title: str) -> None:
     """One Markdown row: mean accuracy per method (tasks weigh alike) and the total-time latency ratio."""
-    mean = {m: sum(r[m]["acc"] for r in rows.values()) / len(rows) for m in METHODS}
+    mean = {m: mean_acc(rows, m) for m in METHODS}
     ratio = sum(r["icr"]["ms"] for r in rows.values()) / sum(r["zero-shot"]["ms"] for r in rows.values())
     print(f"| {title} | | {mean['zero-shot']:.3f} | {mean['few-shot']:.3f} | {mean['icr']:.3f} | "
           f"{mean['icr'] - mean['zero-shot']:+.3f} | {ratio:.2f} |")
+
+
+def mean_acc(rows: dict[str, dict], method: str) -> float:
+    """Mean accuracy over tasks (every task weighs alike)."""
+    return sum(r[method]["acc"] for r in rows.values()) / len(rows)
 
 
 def collapses(rows: dict[str, dict]) -> int:

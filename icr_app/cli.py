@@ -18,6 +18,7 @@ from icr_app.anchors.commands import add_anchor_commands
 from icr_app.evaluate import METHODS, EvalReport, evaluate
 from icr_app.icr_train import add_config_args, config_from_args, train_router
 from icr_app.models import DEFAULT_MODEL, load_model
+from icr_app.prompts import SHOTS
 from icr_app.rank1 import as_dtype, rank1_analysis, summary_table
 from icr_app.site_cli import add_site_commands, add_site_config_args, site_opts
 from icr_app.tasks import TaskError, load_task
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_task_args(p)
     p.add_argument("--methods", default="zero-shot,few-shot", help=f"comma list of: {', '.join(METHODS)}")
     p.add_argument("--n-test", type=int, default=100)
-    p.add_argument("--shots", type=int, default=10)
+    p.add_argument("--shots", type=int, default=SHOTS)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--json", default=None, help="write the numbers to this JSON file")
     p.add_argument("--icr-router", default=None, help="router folder for `icr` (default: the shipped one)")

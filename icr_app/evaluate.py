@@ -14,15 +14,13 @@ from typing import Any
 from icr_app.icr_method import build_icr
 from icr_app.methods import FewShot, Method, Progress, ZeroShot, is_correct, no_progress
 from icr_app.models import LoadedModel
-from icr_app.prompts import Template
+from icr_app.prompts import SHOTS, Template
 from icr_app.scoring import first_token_id
 from icr_app.site import site_builder
 from icr_app.tasks import Task, split
 
 Builder = Callable[..., Method]
 """builder(lm, train, template, labels, opts, progress) -> a ready Method."""
-
-SHOTS = 10  # demonstrations per few-shot prompt; evaluate keeps at least this many training examples
 
 
 def _zero_shot(lm: LoadedModel, train: Task, template: Template, labels: list[str],

@@ -34,12 +34,11 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader
 
-from icr_app.evaluate import SHOTS
 from icr_app.icr_io import load_artefact, save_artefact
 from icr_app.methods import Progress, no_progress
 from icr_app.models import LoadedModel
 from icr_app.pids import PIDs, extract_pids, random_basis
-from icr_app.prompts import Template
+from icr_app.prompts import SHOTS, Template
 from icr_app.router import Encoder, ICRRouter, minilm_encoder, new_router
 from icr_app.routing import routing
 from icr_app.scoring import encode, first_token_id, label_set, prefill
@@ -133,10 +132,10 @@ class Examples:
 
 def ce_candidates(lm: LoadedModel, task: Task, mode: str) -> tuple[int, ...] | None:
     """The label first tokens of a classification task when `mode == "labels"` and they are distinct."""
+    if mode not in ("vocab", "labels"):
+        raise ValueError(f"ce must be 'vocab' or 'labels', not {mode!r}")
     if mode == "vocab" or task.kind != "classification":
         return None
-    if mode != "labels":
-        raise ValueError(f"ce must be 'vocab' or 'labels', not {mode!r}")
     labels = label_set(lm, task.labels)
     return tuple(labels.first_ids) if labels.first_token_unique else None
 

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from icr_app.models import LoadedModel
-from icr_app.prompts import Template, answer_text, sample_demos
+from icr_app.prompts import SHOTS, Template, answer_text, sample_demos
 from icr_app.scoring import exact_match, generate, label_set, score_labels
 from icr_app.tasks import Task
 
@@ -99,7 +99,7 @@ class FewShot(Method):
     name = "few-shot"
 
     def __init__(self, lm: LoadedModel, train: Task, template: Template | None = None,
-                 labels: list[str] | None = None, shots: int = 10, seed: int = 0) -> None:
+                 labels: list[str] | None = None, shots: int = SHOTS, seed: int = 0) -> None:
         super().__init__(lm, train, template, labels)
         self.shots = shots
         self.seed = seed

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from icr_app.tasks import Example, Task
 
+SHOTS = 10  # demonstrations per few-shot prompt (evaluate keeps at least this many training examples)
+
 
 @dataclass(frozen=True)
 class Template:
