@@ -3,6 +3,8 @@
 `run` scores methods on a group of tasks and writes JSON; zero-shot and icr must be in the same run so the
 latency ratio compares like with like (few-shot may be run separately: it does not use the router).
 `table` merges JSON files into the Markdown tables of BENCHMARKS.md and counts collapses (icr < zero-shot).
+Runs record each item's correctness, so icr and zero-shot are also compared item by item: an exact sign test
+per task (is a collapse more than noise?) and a paired bootstrap interval for a group's mean gain.
 
   python bench/icr_benchmark.py run --group unseen --methods zero-shot,icr --n-test 50 --out /tmp/a.json
   python bench/icr_benchmark.py run --group unseen --methods icr --router /tmp/random-router --out /tmp/b.json
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import random
 from pathlib import Path
 
 from icr_app.evaluate import evaluate
@@ -24,6 +28,9 @@ FV = "../shared/data/fv/"
 GROUPS = {
     "in-domain": [FV + n + ".json" for n in ("sentiment", "ag_news", "person-instrument", "antonym", "capitalize",
                                              "present-past")],
+    # Project-written domains in the spirit of the paper's TREC, CSQA and PIQA, trained on since router G.
+    "in-domain-new": ["assets/icr/domains/" + n + ".json" for n in ("question-type", "commonsense-choice",
+                                                                    "physical-choice")],
     "unseen": [FV + "singular-plural.json", FV + "country-capital.json", FV + "national_parks.json", "emotion"],
     # Built-in classification tasks added after the shipped router, in the paper's near/far-OOD spirit.
     "unseen-new": ["movie-review", "review-stars", "paraphrase", "entailment", "fact-check", "spam"],
@@ -38,7 +45,8 @@ def run(args: argparse.Namespace) -> None:
     for path in paths:
         report = evaluate(lm, load_task(path), args.methods.split(","), n_test=args.n_test, icr_router=args.router)
         out[report.task] = {"group": args.group, **{
-            m: {"acc": r.accuracy, "first": r.first_token_accuracy, "ms": r.latency_s * 1000, "n": r.n}
+            m: {"acc": r.accuracy, "first": r.first_token_accuracy, "ms": r.latency_s * 1000, "n": r.n,
+                "correct": r.correct}
             for m, r in report.methods.items()}}
         print(path, json.dumps(out[report.task]), flush=True)
     Path(args.out).write_text(json.dumps(out, indent=2))
@@ -54,40 +62,43 @@ def table(args: argparse.Namespace) -> None:
         rows = {t: r for t, r in complete.items() if r["group"] == group}
         if not rows:
             continue
-        print(f"| {group} task | n | zero-shot | few-shot | icr | icr − zero-shot | icr latency ÷ zero-shot |")
-        print("|---|---|---|---|---|---|---|")
+        print(f"| {group} task | n | zero-shot | few-shot | icr | icr − zero-shot | items only icr / only zero-shot "
+              "got right (sign test p) | icr latency ÷ zero-shot |")
+        print("|---|---|---|---|---|---|---|---|")
         for task, r in rows.items():
             zs, fs, icr = (r[m]["acc"] for m in METHODS)
             print(f"| {task} | {r['icr']['n']} | {zs:.3f} | {fs:.3f} | {icr:.3f} | {icr - zs:+.3f} | "
-                  f"{r['icr']['ms'] / r['zero-shot']['ms']:.2f} |")
+                  f"{discordance(r)} | {r['icr']['ms'] / r['zero-shot']['ms']:.2f} |")
         summary(rows, "**mean**")
         print(f"\n{group}: collapses (icr < zero-shot): {collapses(rows)} of {len(rows)}\n")
     unseen = {t: r for t, r in complete.items() if r["group"].startswith("unseen")}
     if len({r["group"] for r in unseen.values()}) > 1:
-        print("| every unseen task | | zero-shot | few-shot | icr | icr − zero-shot | icr latency ÷ zero-shot |")
-        print("|---|---|---|---|---|---|---|")
+        print("| every unseen task | | zero-shot | few-shot | icr | icr − zero-shot | 95% interval of the gain | "
+              "icr latency ÷ zero-shot |")
+        print("|---|---|---|---|---|---|---|---|")
         summary(unseen, f"**mean of {len(unseen)}**")
         print(f"\nevery unseen task: collapses (icr < zero-shot): {collapses(unseen)} of {len(unseen)}\n")
 
 
 def compare(args: argparse.Namespace) -> None:
     """One row per router: icr − zero-shot per group (mean over tasks) and collapses, from each router's files."""
-    print("| router | in-domain: zero-shot → icr | unseen (4) | unseen-new (6) | every unseen task (10) |")
-    print("|---|---|---|---|---|")
+    print("| router | in-domain: zero-shot → icr | in-domain-new (3) | unseen (4) | unseen-new (6) | "
+          "every unseen task (10) |")
+    print("|---|---|---|---|---|---|")
     for spec in args.routers:
         name, files = spec.split("=", 1)
         merged: dict[str, dict] = {}
         for f in files.split(","):
             merged.update(json.loads(Path(f).read_text()))
         cells = []
-        for groups in (("in-domain",), ("unseen",), ("unseen-new",), ("unseen", "unseen-new")):
+        for groups in (("in-domain",), ("in-domain-new",), ("unseen",), ("unseen-new",), ("unseen", "unseen-new")):
             rows = {t: r for t, r in merged.items() if r["group"] in groups}
             if not rows:
                 cells.append("")
                 continue
             zs, icr = mean_acc(rows, "zero-shot"), mean_acc(rows, "icr")
             head = f"{zs:.3f} → {icr:.3f}, " if groups == ("in-domain",) else ""
-            cells.append(f"{head}{100 * (icr - zs):+.1f} pts, {collapses(rows)} collapses")
+            cells.append(f"{head}{100 * (icr - zs):+.1f} pts, {collapses(rows)} collapses{paired_note(rows)}")
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
@@ -96,7 +107,7 @@ def summary(rows: dict[str, dict], title: str) -> None:
     mean = {m: mean_acc(rows, m) for m in METHODS}
     ratio = sum(r["icr"]["ms"] for r in rows.values()) / sum(r["zero-shot"]["ms"] for r in rows.values())
     print(f"| {title} | | {mean['zero-shot']:.3f} | {mean['few-shot']:.3f} | {mean['icr']:.3f} | "
-          f"{mean['icr'] - mean['zero-shot']:+.3f} | {ratio:.2f} |")
+          f"{mean['icr'] - mean['zero-shot']:+.3f} | {gain_interval(rows)} | {ratio:.2f} |")
 
 
 def mean_acc(rows: dict[str, dict], method: str) -> float:
@@ -106,6 +117,46 @@ def mean_acc(rows: dict[str, dict], method: str) -> float:
 
 def collapses(rows: dict[str, dict]) -> int:
     return sum(r["icr"]["acc"] < r["zero-shot"]["acc"] for r in rows.values())
+
+
+def paired(rows: dict[str, dict]) -> bool:
+    """Whether every task recorded per-item correctness for both methods (runs before it did not)."""
+    return all(r[m].get("correct") for r in rows.values() for m in ("zero-shot", "icr"))
+
+
+def sign_test(r: dict) -> tuple[int, int, float]:
+    """Items only icr got right, items only zero-shot got right, and the exact two-sided sign-test p."""
+    pairs = list(zip(r["icr"]["correct"], r["zero-shot"]["correct"]))
+    wins, losses = sum(a and not b for a, b in pairs), sum(b and not a for a, b in pairs)
+    n, k = wins + losses, min(wins, losses)
+    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
+    return wins, losses, p
+
+
+def discordance(r: dict) -> str:
+    if not paired({"t": r}):
+        return ""
+    wins, losses, p = sign_test(r)
+    return f"{wins} / {losses} ({p:.2f})"
+
+
+def gain_interval(rows: dict[str, dict], reps: int = 2000, seed: int = 0) -> str:
+    """95% paired-bootstrap interval of the mean (over tasks) of icr − zero-shot, items resampled per task."""
+    if not paired(rows):
+        return ""
+    rng = random.Random(seed)
+    diffs = [[a - b for a, b in zip(r["icr"]["correct"], r["zero-shot"]["correct"])] for r in rows.values()]
+    means = sorted(sum(sum(rng.choices(d, k=len(d))) / len(d) for d in diffs) / len(diffs) for _ in range(reps))
+    return f"[{100 * means[int(0.025 * reps)]:+.1f}, {100 * means[int(0.975 * reps) - 1]:+.1f}] pts"
+
+
+def paired_note(rows: dict[str, dict]) -> str:
+    """For `compare`: the gain's interval and how many collapses a sign test finds significant (p < 0.05)."""
+    if not paired(rows):
+        return ""
+    tests = [sign_test(r) for r in rows.values()]
+    significant = sum(losses > wins and p < 0.05 for wins, losses, p in tests)
+    return f" ({significant} significant), 95% {gain_interval(rows)}"
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from icr_app.icr_method import build_icr
@@ -45,6 +45,7 @@ class MethodResult:
     mean_prompt_tokens: float
     build_s: float = 0.0
     latency_ratio_to_zero_shot: float | None = None
+    correct: list[bool] = field(default_factory=list)  # per test item, in order: pairs methods item by item
 
 
 @dataclass
@@ -75,6 +76,7 @@ def score_method(method: Method, test: Task, batch_size: int, progress: Progress
         latency_s=elapsed / n,
         n=n,
         mean_prompt_tokens=sum(p.prompt_tokens for p in preds) / n,
+        correct=correct,
     )
 
 

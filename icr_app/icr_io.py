@@ -29,7 +29,7 @@ def save_artefact(folder: str | Path, stem: str, tensors: dict[str, torch.Tensor
     save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, tmp_tensors)
     tmp_tensors.replace(folder / f"{stem}.safetensors")
     tmp = folder / f"{stem}.json.tmp{os.getpid()}"
-    tmp.write_text(json.dumps(meta, indent=2))
+    tmp.write_text(json.dumps(meta, indent=2, allow_nan=False))  # strict JSON
     tmp.replace(folder / f"{stem}.json")
 
 

@@ -101,27 +101,32 @@ def capture_last_qk(lm: LoadedModel, prompts: list[str], batch_size: int = 8,
     return {name: torch.cat(parts) for name, parts in rows.items()}
 
 
-def pca_basis(x: torch.Tensor, rank: int, centred: bool) -> tuple[torch.Tensor, float]:
-    """Top-`rank` principal directions of rows of x (N, d) -> (d, rank), and the share of energy they keep."""
+def pca_basis(x: torch.Tensor, rank: int, centred: bool) -> tuple[torch.Tensor, float | None]:
+    """Top-`rank` principal directions of rows of x (N, d) -> (d, rank), and the share of energy they keep.
+
+    The share is None when the rows do not vary: layer 0's last-token q is the same in every prompt (it sees
+    only the last token, the template's), so centred it is all zeros.
+    """
     x = x.double()
     if centred:
         x = x - x.mean(0, keepdim=True)
     _, s, vh = torch.linalg.svd(x, full_matrices=False)
     energy = s.square()
-    return vh[:rank].T.float().contiguous(), float(energy[:rank].sum() / energy.sum())
+    total = float(energy.sum())
+    return vh[:rank].T.float().contiguous(), float(energy[:rank].sum()) / total if total > 0 else None
 
 
 def fit_pids(captured: dict[str, torch.Tensor], rank: int, rope: Rope, centred: bool,
              meta: dict[str, Any]) -> PIDs:
     """PCA per layer of the pooled last-token vectors."""
     bases: dict[str, list[torch.Tensor]] = {"q": [], "k": []}
-    kept: dict[str, list[float]] = {"q": [], "k": []}
+    kept: dict[str, list[float | None]] = {"q": [], "k": []}
     for which in ("q", "k"):
         x = captured[f"{which}_{rope}"]
         for layer in range(x.shape[1]):
             u, share = pca_basis(x[:, layer], rank, centred)
             bases[which].append(u)
-            kept[which].append(round(share, 4))
+            kept[which].append(None if share is None else round(share, 4))
     meta = {**meta, "r": rank, "rope": rope, "centred": centred, "layers": list(range(len(bases["q"]))),
             "energy_kept_q": kept["q"], "energy_kept_k": kept["k"]}
     return PIDs(torch.stack(bases["q"]), torch.stack(bases["k"]), meta)

@@ -23,6 +23,19 @@ def test_default_model_answers(real_lm):
     assert all(abs(sum(d.values()) - 1) < 1e-5 for d in probs)
 
 
+def test_router_training_domains_have_distinct_label_first_tokens(real_lm):
+    """The router's label CE needs one first token per label; " 1" and " 2" would share " " here."""
+    from pathlib import Path
+
+    from icr_app.scoring import label_set
+    from icr_app.tasks import load_task
+
+    paths = sorted((Path(__file__).parents[1] / "assets/icr/domains").glob("*.json"))
+    assert len(paths) == 3
+    for path in paths:
+        assert label_set(real_lm, load_task(path).labels).first_token_unique, path.name
+
+
 def test_shipped_icr_router_helps_an_in_domain_task(real_lm, shared_data):
     """The router in assets/icr, on FV sentiment's held-out items (measured: 0.44 zero-shot, 0.72 icr at n=50)."""
     from icr_app.evaluate import evaluate

@@ -134,6 +134,18 @@ def test_pids_shapes_gqa_and_orthonormal(lm, pids):
     assert rnd.u_q.shape == pids.u_q.shape and not torch.allclose(rnd.u_q, pids.u_q)
 
 
+def test_pids_json_is_strict_and_a_constant_layer_has_no_energy_share(pids, tmp_path):
+    """Layer 0's last-token q is the template's last token in every prompt: centred it is zero, not NaN."""
+    pids.save(tmp_path)
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in pids.json")
+
+    meta = json.loads((tmp_path / "pids.json").read_text(), parse_constant=refuse)
+    assert meta["energy_kept_q"][0] is None
+    assert all(0 < share <= 1 for share in meta["energy_kept_q"][1:] + meta["energy_kept_k"][1:])
+
+
 def test_router_round_trip_and_wrong_model_refused(lm, pids, tmp_path):
     router = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder)
     torch.nn.init.normal_(router.net.alpha_mlp[-1].weight)

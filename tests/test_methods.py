@@ -7,7 +7,7 @@ import pytest
 from icr_app.cli import main
 from icr_app.evaluate import evaluate
 from icr_app.hooks import hooks
-from icr_app.methods import FewShot, ZeroShot
+from icr_app.methods import FewShot, ZeroShot, is_correct
 from icr_app.models import ModelNotFoundError, load_model
 from icr_app.tasks import builtin_task, split
 
@@ -42,6 +42,10 @@ def test_evaluate_report(lm):
     assert zs.latency_ratio_to_zero_shot == 1.0
     assert fs.latency_ratio_to_zero_shot == pytest.approx(fs.latency_s / zs.latency_s)
     assert 0 <= zs.accuracy <= 1 and fs.mean_prompt_tokens > zs.mean_prompt_tokens
+    train, test = split(builtin_task("headline-topic"), 8, seed=0, min_train=4)
+    preds = ZeroShot(lm, train).predict(test.inputs)
+    assert zs.correct == [is_correct(p, y) for p, y in zip(preds, test.outputs)]  # per item, in test order
+    assert sum(fs.correct) / len(fs.correct) == fs.accuracy
     with pytest.raises(ValueError, match="unknown method"):
         evaluate(lm, builtin_task("sentiment"), ["nope"])
 

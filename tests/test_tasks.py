@@ -1,6 +1,8 @@
 """Task files: every format parses, every bad input gets a message that says what is wrong."""
 
 import json
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -96,6 +98,16 @@ def test_builtin_tasks_are_big_enough():
         task = builtin_task(name)
         assert len(task.examples) >= 40, name
         assert len(set(task.inputs)) == len(task.inputs), name
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "assets/icr/domains").glob("*.json")))
+def test_router_training_domains_are_balanced_classification(path):
+    """The project-written ICR training domains: 300 items, no repeated input, every label equally often."""
+    task = load_task(path)
+    counts = Counter(task.outputs)
+    assert task.kind == "classification" and len(task.examples) == 300
+    assert len({x.lower() for x in task.inputs}) == len(task.inputs)
+    assert len(set(counts.values())) == 1, counts
 
 
 def test_split_is_seeded_and_disjoint():
