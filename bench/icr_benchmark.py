@@ -22,6 +22,7 @@ from pathlib import Path
 
 from icr_app.evaluate import evaluate
 from icr_app.models import load_model
+from icr_app.router import TRAINING_DOMAINS
 from icr_app.tasks import load_task
 
 FV = "../shared/data/fv/"
@@ -29,8 +30,8 @@ GROUPS = {
     "in-domain": [FV + n + ".json" for n in ("sentiment", "ag_news", "person-instrument", "antonym", "capitalize",
                                              "present-past")],
     # Project-written domains in the spirit of the paper's TREC, CSQA and PIQA, trained on since router G.
-    "in-domain-new": ["assets/icr/domains/" + n + ".json" for n in ("question-type", "commonsense-choice",
-                                                                    "physical-choice")],
+    "in-domain-new": [str(TRAINING_DOMAINS / f"{n}.json") for n in ("question-type", "commonsense-choice",
+                                                                      "physical-choice")],
     "unseen": [FV + "singular-plural.json", FV + "country-capital.json", FV + "national_parks.json", "emotion"],
     # Built-in classification tasks added after the shipped router, in the paper's near/far-OOD spirit.
     "unseen-new": ["movie-review", "review-stars", "paraphrase", "entailment", "fact-check", "spam"],
@@ -119,9 +120,13 @@ def collapses(rows: dict[str, dict]) -> int:
     return sum(r["icr"]["acc"] < r["zero-shot"]["acc"] for r in rows.values())
 
 
+def has_items(r: dict) -> bool:
+    """Whether a task recorded per-item correctness for both methods (runs before it did not)."""
+    return all(r[m].get("correct") for m in ("zero-shot", "icr"))
+
+
 def paired(rows: dict[str, dict]) -> bool:
-    """Whether every task recorded per-item correctness for both methods (runs before it did not)."""
-    return all(r[m].get("correct") for r in rows.values() for m in ("zero-shot", "icr"))
+    return all(has_items(r) for r in rows.values())
 
 
 def sign_test(r: dict) -> tuple[int, int, float]:
@@ -134,7 +139,7 @@ def sign_test(r: dict) -> tuple[int, int, float]:
 
 
 def discordance(r: dict) -> str:
-    if not paired({"t": r}):
+    if not has_items(r):
         return ""
     wins, losses, p = sign_test(r)
     return f"{wins} / {losses} ({p:.2f})"

@@ -28,6 +28,7 @@ Encoder = Callable[[list[str]], torch.Tensor]
 MINILM = "all-MiniLM-L6-v2"
 STEM = "router"
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "icr"
+TRAINING_DOMAINS = ASSETS / "domains"  # the project-written domains the shipped router was trained on
 
 _ENCODERS: dict[str, Encoder] = {}
 _ENCODER_LOCK = threading.Lock()

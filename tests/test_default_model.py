@@ -25,12 +25,11 @@ def test_default_model_answers(real_lm):
 
 def test_router_training_domains_have_distinct_label_first_tokens(real_lm):
     """The router's label CE needs one first token per label; " 1" and " 2" would share " " here."""
-    from pathlib import Path
-
+    from icr_app.router import TRAINING_DOMAINS
     from icr_app.scoring import label_set
     from icr_app.tasks import load_task
 
-    paths = sorted((Path(__file__).parents[1] / "assets/icr/domains").glob("*.json"))
+    paths = sorted(TRAINING_DOMAINS.glob("*.json"))
     assert len(paths) == 3
     for path in paths:
         assert label_set(real_lm, load_task(path).labels).first_token_unique, path.name

@@ -2,11 +2,11 @@
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from icr_app.demo_tasks import DEMO_TASKS
+from icr_app.router import TRAINING_DOMAINS
 from icr_app.tasks import MAX_BYTES, TaskError, builtin_task, load_task, make_task, parse_task_bytes, split
 
 ROWS = [("good film", "positive"), ("dull plot", "negative")] * 5
@@ -100,7 +100,7 @@ def test_builtin_tasks_are_big_enough():
         assert len(set(task.inputs)) == len(task.inputs), name
 
 
-@pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "assets/icr/domains").glob("*.json")))
+@pytest.mark.parametrize("path", sorted(TRAINING_DOMAINS.glob("*.json")))
 def test_router_training_domains_are_balanced_classification(path):
     """The project-written ICR training domains: 300 items, no repeated input, every label equally often."""
     task = load_task(path)
