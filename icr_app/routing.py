@@ -6,7 +6,9 @@ At each routed layer l and head h the logits become
 
 where Q (B, T, H·d_h) and K (B, S, H_kv·d_h) are the layer's head-concatenated projections (keys are
 not repeated over GQA groups: U_k lives in the k_proj output space) and the bias is not divided by √d_h.
-α (B, L_r, r) and γ (B, L_r, H) are per batch row, so each query gets its own routing.
+α (B, L_r, r) and γ (B, L_r, H) are per batch row, so each query gets its own routing. An ensemble of M
+routers on the same PIDs gives α (B, M, L_r, r) and γ (B, M, L_r, H); its bias is the mean of the members'
+biases, (Q U_q) diag(mean_m γ_m[l,h]·α_m[l]) (K U_k)ᵀ, still one forward pass of the model.
 
 Two choices are settled by measurement (BENCHMARKS.md, "## ICR"):
 - `rope="pre"` (default): Q and K are the q_proj / k_proj outputs. Position-free, like the PID vectors pooled
@@ -47,8 +49,8 @@ class Routes:
     layers: tuple[int, ...]
     u_q: torch.Tensor  # (L_r, d_q, r)
     u_k: torch.Tensor  # (L_r, d_k, r)
-    alpha: torch.Tensor  # (B, L_r, r)
-    gamma: torch.Tensor  # (B, L_r, H)
+    alpha: torch.Tensor  # (B, L_r, r), or (B, M, L_r, r) for an ensemble of M routers
+    gamma: torch.Tensor  # (B, L_r, H), or (B, M, L_r, H)
     rope: Rope = "pre"
     rows: Rows = "last"
 
@@ -63,11 +65,14 @@ def causal_mask(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
 
 def route_bias(q: torch.Tensor, k: torch.Tensor, u_q: torch.Tensor, u_k: torch.Tensor,
                alpha: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
-    """γ[h]·(q U_q) diag(α) (k U_k)ᵀ per row: q (B, T, d_q), k (B, S, d_k) -> (B, H, T, S)."""
-    qc = q @ u_q  # (B, T, r)
-    kc = k @ u_k  # (B, S, r)
-    shared = torch.einsum("btr,br,bsr->bts", qc, alpha, kc)
-    return gamma[:, :, None, None] * shared[:, None]
+    """γ[h]·(q U_q) diag(α) (k U_k)ᵀ per row: q (B, T, d_q), k (B, S, d_k) -> (B, H, T, S).
+
+    α (B, r) and γ (B, H) for one router; (B, M, r) and (B, M, H) for M members, whose biases are averaged.
+    """
+    b = q.shape[0]
+    alpha, gamma = alpha.reshape(b, -1, alpha.shape[-1]), gamma.reshape(b, -1, gamma.shape[-1])
+    per_head = torch.einsum("bmh,bmr->bhr", gamma, alpha) / alpha.shape[1]  # (B, H, r)
+    return torch.einsum("btr,bhr,bsr->bhts", q @ u_q, per_head, k @ u_k)
 
 
 def heads_concat(x: torch.Tensor) -> torch.Tensor:
@@ -99,12 +104,13 @@ def routing(lm: LoadedModel, routes: Routes) -> Iterator[None]:
         else:
             q, k = heads_concat(query), heads_concat(key)
         mask = causal_mask(query, key) if attention_mask is None else attention_mask
+        alpha, gamma = routes.alpha[..., j, :], routes.gamma[..., j, :]
         if routes.rows == "last":
-            bias = route_bias(q[:, -1:], k, routes.u_q[j], routes.u_k[j], routes.alpha[:, j], routes.gamma[:, j])
+            bias = route_bias(q[:, -1:], k, routes.u_q[j], routes.u_k[j], alpha, gamma)
             b, h, t, s = query.shape[0], query.shape[1], query.shape[2], key.shape[2]
             mask = torch.cat([mask[:, :, :-1].expand(b, h, t - 1, s), mask[:, :, -1:] + bias], dim=2)
         else:
-            mask = mask + route_bias(q, k, routes.u_q[j], routes.u_k[j], routes.alpha[:, j], routes.gamma[:, j])
+            mask = mask + route_bias(q, k, routes.u_q[j], routes.u_k[j], alpha, gamma)
         return sdpa_attention_forward(module, query, key, value, mask.to(query.dtype), **kw)
 
     with ExitStack() as stack:

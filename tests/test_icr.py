@@ -17,8 +17,8 @@ from icr_app.icr_io import ArtefactError
 from icr_app.icr_train import TrainConfig, ce_candidates, icr_loss, train_router, training_examples
 from icr_app.pids import PIDs, extract_pids, random_basis
 from icr_app.prompts import Template
-from icr_app.router import ICRRouter, new_router
-from icr_app.routing import Routes, causal_mask, routing
+from icr_app.router import ICRRouter, RouterEnsemble, ensemble_folders, ensemble_routers, new_router
+from icr_app.routing import Routes, causal_mask, route_bias, routing
 from icr_app.scoring import encode, label_set
 from icr_app.tasks import builtin_task, split
 
@@ -146,6 +146,15 @@ def test_pids_json_is_strict_and_a_constant_layer_has_no_energy_share(pids, tmp_
     assert all(0 < share <= 1 for share in meta["energy_kept_q"][1:] + meta["energy_kept_k"][1:])
 
 
+def test_a_nan_in_artefact_json_is_refused_on_load(lm, pids, tmp_path):
+    """Refused when read, not when training saves it back twenty minutes later (it happened once)."""
+    pids.save(tmp_path)
+    path = tmp_path / "pids.json"
+    path.write_text(path.read_text().replace("null", "NaN", 1))
+    with pytest.raises(ArtefactError, match="holds NaN, which is not valid JSON"):
+        PIDs.load(tmp_path, lm)
+
+
 def test_router_round_trip_and_wrong_model_refused(lm, pids, tmp_path):
     router = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder)
     torch.nn.init.normal_(router.net.alpha_mlp[-1].weight)
@@ -160,6 +169,99 @@ def test_router_round_trip_and_wrong_model_refused(lm, pids, tmp_path):
         PIDs.load(tmp_path, other)
     with pytest.raises(ArtefactError, match="made for model"):
         ICRRouter.load(tmp_path, other, encoder=hash_encoder)
+
+
+def test_ensemble_bias_is_the_mean_of_the_members_biases():
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 5, 12, generator=gen), torch.randn(2, 5, 6, generator=gen)
+    u_q, u_k = torch.randn(12, 3, generator=gen), torch.randn(6, 3, generator=gen)
+    alpha, gamma = torch.randn(2, 4, 3, generator=gen), torch.rand(2, 4, 8, generator=gen)
+    joint = route_bias(q, k, u_q, u_k, alpha, gamma)
+    each = torch.stack([route_bias(q, k, u_q, u_k, alpha[:, m], gamma[:, m]) for m in range(4)])
+    assert joint.shape == (2, 8, 5, 5)
+    assert torch.allclose(joint, each.mean(0), atol=1e-5)
+    assert torch.equal(route_bias(q, k, u_q, u_k, alpha[:, :1], gamma[:, :1]),
+                       route_bias(q, k, u_q, u_k, alpha[:, 0], gamma[:, 0]))
+
+
+def trained_like(lm, pids, seed: int) -> ICRRouter:
+    """A router with a non-zero α head, as training leaves it (seeded)."""
+    router = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=seed)
+    torch.nn.init.normal_(router.net.alpha_mlp[-1].weight, std=0.5)
+    return router
+
+
+def test_ensemble_routes_with_the_mean_bias_in_the_model(lm, pids):
+    router, zero = trained_like(lm, pids, 0), new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder)
+    texts = [p[7:-8] for p in PROMPTS]
+    enc = encode(lm, PROMPTS)
+    alpha, gamma = router.route(texts)
+    with torch.no_grad(), lm.lock:
+        with router.intervention(texts):
+            alone = forward(lm, enc)
+        with ensemble_routers([router]).intervention(texts):
+            one = forward(lm, enc)
+        with ensemble_routers([router, router, router]).intervention(texts):
+            three = forward(lm, enc)
+        with ensemble_routers([router, zero]).intervention(texts):  # half the bias: the α of `router` halved
+            half = forward(lm, enc)
+        with routing(lm, router.routes(alpha / 2, gamma)):
+            halved = forward(lm, enc)
+    real = enc.attention_mask.bool()
+    assert (alone - forward(lm, enc))[real].abs().max() > 1e-3
+    for other in (one, three):
+        assert (other - alone)[real].abs().max() <= 1e-5
+    assert (half - halved)[real].abs().max() <= 1e-5
+    assert (half - alone)[real].abs().max() > 1e-4
+
+
+def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
+    folders = []
+    for seed in (0, 1):
+        folders.append(tmp_path / f"seed{seed}")
+        trained_like(lm, pids, seed).save(folders[-1])
+    joined = ensemble_folders(lm, folders, tmp_path / "ens", encoder=hash_encoder)
+    again = ICRRouter.load(tmp_path / "ens", lm, encoder=hash_encoder)
+    assert isinstance(again.net, RouterEnsemble) and len(again.net.members) == 2
+    assert [m["source"] for m in again.meta["ensemble_of"]] == [str(f) for f in folders]
+    alpha, gamma = again.route(["great film"])
+    assert alpha.shape == (1, 2, 2, 4) and gamma.shape == (1, 2, 2, lm.n_heads)
+    assert not torch.equal(alpha[:, 0], alpha[:, 1])
+    for a, b in zip(joined.route(["great film"]), (alpha, gamma)):
+        assert torch.equal(a, b)
+    single = ICRRouter.load(folders[0], lm, encoder=hash_encoder)
+    assert torch.equal(single.route(["great film"])[0], alpha[:, 0])
+    from icr_app.views.icr import routing_figures
+
+    alpha_fig, gamma_fig = routing_figures(again, "great film")
+    assert "mean of 2 routers" in alpha_fig.layout.title.text
+    assert torch.allclose(torch.tensor(alpha_fig.data[0].z), alpha[0].mean(0))
+    other_basis = new_router(lm, random_basis(pids), 32, layers=[2, 3], encoder=hash_encoder)
+    with pytest.raises(ValueError, match="share the model, the PIDs"):
+        ensemble_routers([single, other_basis])
+    with pytest.raises(ValueError, match="share the model, the PIDs"):
+        ensemble_routers([single, new_router(lm, pids, 32, layers=[3], encoder=hash_encoder)])
+    with pytest.raises(ValueError, match="same MLP sizes"):
+        ensemble_routers([single, new_router(lm, pids, 32, layers=[2, 3], hidden=8, encoder=hash_encoder)])
+    with pytest.raises(ValueError, match="at least one"):
+        ensemble_routers([])
+
+
+def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, monkeypatch, capsys):
+    from icr_app import cli, router
+
+    monkeypatch.setattr(cli, "load_model", lambda _name: lm)
+    monkeypatch.setattr(router, "minilm_encoder", lambda: hash_encoder)
+    for seed in (0, 1):
+        trained_like(lm, pids, seed).save(tmp_path / f"seed{seed}")
+    new_router(lm, random_basis(pids), 32, layers=[2, 3], encoder=hash_encoder).save(tmp_path / "random")
+    assert cli.main(["icr", "ensemble", "--members", str(tmp_path / "seed0"), str(tmp_path / "seed1"),
+                     "--out", str(tmp_path / "ens")]) == 0
+    assert "ensemble of 2 routers" in capsys.readouterr().out
+    assert ICRRouter.load(tmp_path / "ens", lm, encoder=hash_encoder).route(["x"])[0].shape[1] == 2
+    assert cli.main(["icr", "ensemble", "--members", str(tmp_path / "seed0"), str(tmp_path / "random"),
+                     "--out", str(tmp_path / "bad")]) == 2
+    assert "share the model, the PIDs" in capsys.readouterr().err and not (tmp_path / "bad").exists()
 
 
 def test_untrained_router_is_zero_shot(lm, pids):

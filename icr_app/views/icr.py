@@ -20,13 +20,17 @@ def routing_figures(router: ICRRouter, query: str) -> tuple[go.Figure, go.Figure
 
     α(x): routed layers × PID directions, diverging around 0 (the sign says which way a direction is pushed).
     γ(x): routed layers × heads in [0, 1], how much each head takes the routing bias.
+    An ensemble shows its members' mean α and mean γ (its bias averages each member's γ·α).
     """
     alpha, gamma = router.route([query])
+    of = ""
+    if alpha.dim() == 4:
+        alpha, gamma, of = alpha.mean(1), gamma.mean(1), f" (mean of {alpha.shape[1]} routers)"
     bound = float(router.net.alpha_scale)
     layers = [f"L{layer}" for layer in router.layers]
     return (
         _heatmap(alpha[0].tolist(), [f"PID {i}" for i in range(alpha.shape[-1])], layers,
-                 f"α(x) for: {query[:60]}", -bound, bound, "RdBu"),
+                 f"α(x){of} for: {query[:60]}", -bound, bound, "RdBu"),
         _heatmap(gamma[0].tolist(), [f"H{h}" for h in range(gamma.shape[-1])], layers,
-                 f"γ(x) for: {query[:60]}", 0.0, 1.0, "Viridis"),
+                 f"γ(x){of} for: {query[:60]}", 0.0, 1.0, "Viridis"),
     )
