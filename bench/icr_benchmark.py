@@ -35,6 +35,9 @@ GROUPS = {
     "unseen": [FV + "singular-plural.json", FV + "country-capital.json", FV + "national_parks.json", "emotion"],
     # Built-in classification tasks added after the shipped router, in the paper's near/far-OOD spirit.
     "unseen-new": ["movie-review", "review-stars", "paraphrase", "entailment", "fact-check", "spam"],
+    # For choosing among routers: never trained on, and never one of the reported unseen tasks above.
+    "validation": ["formality", "sarcasm", "subjectivity", "product-category", "urgency",
+                   FV + "person-occupation.json"],
 }
 METHODS = ("zero-shot", "few-shot", "icr")
 
@@ -83,16 +86,17 @@ def table(args: argparse.Namespace) -> None:
 
 def compare(args: argparse.Namespace) -> None:
     """One row per router: icr − zero-shot per group (mean over tasks) and collapses, from each router's files."""
-    print("| router | in-domain: zero-shot → icr | in-domain-new (3) | unseen (4) | unseen-new (6) | "
+    print("| router | in-domain: zero-shot → icr | in-domain-new (3) | validation (6) | unseen (4) | unseen-new (6) | "
           "every unseen task (10) |")
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for spec in args.routers:
         name, files = spec.split("=", 1)
         merged: dict[str, dict] = {}
         for f in files.split(","):
             merged.update(json.loads(Path(f).read_text()))
         cells = []
-        for groups in (("in-domain",), ("in-domain-new",), ("unseen",), ("unseen-new",), ("unseen", "unseen-new")):
+        for groups in (("in-domain",), ("in-domain-new",), ("validation",), ("unseen",), ("unseen-new",),
+                       ("unseen", "unseen-new")):
             rows = {t: r for t, r in merged.items() if r["group"] in groups}
             if not rows:
                 cells.append("")

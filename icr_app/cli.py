@@ -62,7 +62,7 @@ def cmd_icr_train(args: argparse.Namespace) -> int:
 
 
 def cmd_icr_ensemble(args: argparse.Namespace) -> int:
-    router = ensemble_folders(load_model(args.model), args.members, args.out)
+    router = ensemble_folders(load_model(args.model), args.members, args.out, alpha_scale=args.alpha_scale)
     print(f"ICR ensemble of {len(members(router.net))} routers saved to {args.out}")
     return 0
 
@@ -113,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = icr.add_parser("ensemble", help="join routers trained on the same PIDs into one (mean routing bias)")
     p.add_argument("--members", nargs="+", required=True, help="router folders (pids.* + router.*)")
     p.add_argument("--out", required=True, help="folder for the ensemble's pids.* and router.*")
+    p.add_argument("--alpha-scale", type=float, default=None,
+                   help="the joined router's α scale (default: the members' own, 0.8 after training)")
     p.add_argument("--model", default=DEFAULT_MODEL)
     p.set_defaults(func=cmd_icr_ensemble)
     p = sub.add_parser("rank1", help="ICL as a rank-1 weight update: check the identity per layer")

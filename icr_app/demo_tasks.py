@@ -791,4 +791,435 @@ DEMO_TASKS: dict[str, list[tuple[str, str]]] = {
          "link below to reschedule.", "spam"),
         ("Running ten minutes late, traffic on the bridge is terrible. Please start the meeting without me.", "ham"),
     ],
+    "formality": [
+        ("finally dragged myself to the gym this morning and now my legs are totally dead lol", "casual"),
+        ("lol did u even start the history essay yet? I literally haven't written a single word and "
+         "it's due tmrw", "casual"),
+        ("anyone know a decent laptop that won't cost a fortune? mine's basically dying and sounds "
+         "like a jet engine", "casual"),
+        ("yo did you catch the game last night?? that last-second shot was insane, I was screaming at my TV", "casual"),
+        ("aunt Linda's coming over tonight so brace yourself for like a million questions about your"
+         " love life", "casual"),
+        ("Please be advised that the company email servers will undergo scheduled maintenance this "
+         "Saturday between midnight and 4 a.m.", "formal"),
+        ("I would be grateful if you could forward the signed contract to my office at your earliest"
+         " convenience.", "formal"),
+        ("thinking about getting that jacket we saw, but it's kinda pricey... should I just go for it?", "casual"),
+        ("Should you have any further questions regarding your order, please do not hesitate to "
+         "contact our customer service department.", "formal"),
+        ("mom's making her famous lasagna sunday, you coming over or what? grandpa keeps asking "
+         "about you lol", "casual"),
+        ("Visitors are kindly asked to refrain from using mobile telephones within the intensive care unit.", "formal"),
+        ("ok who ate my leftover pizza from the fridge, I was literally saving that for lunch smh", "casual"),
+        ("Employees who experience symptoms of illness are requested to remain at home and inform "
+         "their supervisor promptly.", "formal"),
+        ("dude the flight got delayed AGAIN, we're just chilling at the gate eating overpriced pretzels", "casual"),
+        ("bro just turn it off and on again, that's literally how I fix everything and it works like"
+         " half the time", "casual"),
+        ("just got the job!!! starting monday, can't believe they actually picked me haha", "casual"),
+        ("my phone's been acting super weird since the update, keeps freezing every five seconds, "
+         "it's driving me nuts", "casual"),
+        ("Please accept my deepest condolences on the passing of your grandmother; she will be "
+         "remembered with great affection.", "formal"),
+        ("lol I tried skateboarding for the first time and ate it so hard, my elbow's all scraped up", "casual"),
+        ("Parents and guardians are cordially invited to attend the annual academic awards ceremony "
+         "in the main auditorium.", "formal"),
+        ("Owing to adverse weather conditions, all ferry services to the northern islands have been "
+         "suspended until further notice.", "formal"),
+        ("Enclosed please find my curriculum vitae for your consideration regarding the position of "
+         "senior financial analyst.", "formal"),
+        ("Patients are reminded to bring a valid form of identification and their insurance card to "
+         "every scheduled appointment.", "formal"),
+        ("Passengers are advised that boarding for Flight 214 will commence at gate twelve in "
+         "approximately fifteen minutes.", "formal"),
+        ("I am writing to formally request a meeting to discuss the proposed revisions to the "
+         "departmental budget.", "formal"),
+        ("mall was a total zoo today, couldn't even find a parking spot so I just bailed and went home", "casual"),
+        ("Dear Ms. Alvarez, we are pleased to confirm your reservation for a deluxe room from the "
+         "fourth to the ninth of June.", "formal"),
+        ("it's freezing out there, seriously don't even bother going out without your big coat", "casual"),
+        ("Residents are hereby notified that the water supply to the building will be interrupted on"
+         " Tuesday morning for essential repairs.", "formal"),
+        ("meeting ran waaay long again, nobody even knew what we were supposed to be deciding, what a waste", "casual"),
+        ("The faculty committee will review all submitted applications and notify candidates of its "
+         "decision by the end of March.", "formal"),
+        ("The tournament organisers wish to express their sincere gratitude to all volunteers for "
+         "their invaluable contributions.", "formal"),
+        ("Spectators are respectfully requested to remain seated during play and to refrain from "
+         "flash photography.", "formal"),
+        ("The restaurant management sincerely apologises for the inconvenience caused by the delay "
+         "in your order this evening.", "formal"),
+        ("We regret to inform you that the quarterly budget review has been postponed until further notice.", "formal"),
+        ("my little bro just learned to ride his bike without training wheels and he won't shut up "
+         "about it haha", "casual"),
+        ("just grabbed these sneakers on sale for like half off, honestly the best deal ever, you're"
+         " gonna be so jealous", "casual"),
+        ("Customers wishing to return merchandise must present the original receipt within thirty "
+         "days of purchase.", "formal"),
+        ("caught some nasty cold from my roommate, can't stop sneezing, so I'm bailing on tonight sorry!!", "casual"),
+        ("Attendees are cordially invited to a reception with light refreshments immediately "
+         "following the keynote address.", "formal"),
+        ("dentist said I gotta floss more lol, like yeah yeah I've heard that one a hundred times", "casual"),
+        ("ugh my boss just dumped another huge project on me, gonna be stuck here till like 9 tonight", "casual"),
+        ("Students are reminded that all coursework must be submitted through the official portal "
+         "prior to the stated deadline.", "formal"),
+        ("The athletic department is pleased to announce that registration for the spring tennis "
+         "league is now open.", "formal"),
+        ("The findings of this study suggest that further research is required to establish a causal"
+         " relationship between the variables.", "formal"),
+        ("Guests with dietary restrictions are kindly requested to notify the catering staff no "
+         "later than Friday afternoon.", "formal"),
+        ("ugh lost my sunglasses somewhere in the airport, whatever, I'll just grab some cheap ones "
+         "when we land", "casual"),
+        ("Users are strongly encouraged to update their passwords regularly in accordance with the "
+         "organisation's security policy.", "formal"),
+        ("Kindly ensure that your passport remains valid for at least six months beyond your "
+         "intended date of departure.", "formal"),
+        ("The family of Mr. Harold Jensen kindly requests the honour of your presence at his "
+         "retirement celebration.", "formal"),
+        ("omg that taco place on 5th is sooo good, we gotta go back there this weekend for real", "casual"),
+        ("beach trip this summer?? I'm thinking we just pile into Jake's car and wing it, who's in", "casual"),
+        ("landlord finally fixed the sink, only took him like three weeks lmao", "casual"),
+        ("aced my chem final!!! can't believe it, gonna celebrate with a huge burger tonight, who's coming", "casual"),
+        ("prof cancelled class today so we're all just hanging out in the library doing absolutely nothing", "casual"),
+        ("gonna whip up some pancakes, want some? I make 'em with chocolate chips so don't even say no", "casual"),
+        ("Thank you for contacting technical support; a representative will respond to your inquiry "
+         "within two business days.", "formal"),
+        ("we got destroyed in rec league soccer tonight, like 7-0, pretty sure our goalie was half "
+         "asleep lol", "casual"),
+        ("We appreciate your continued patronage and are delighted to extend to you an exclusive "
+         "invitation to our seasonal preview.", "formal"),
+        ("hey can u cover my shift saturday? got a thing with my cousin, I'll owe you big time", "casual"),
+    ],
+    "sarcasm": [
+        ("Ugh, my coworker brought homemade cookies for everyone again, how utterly inconsiderate of"
+         " her.", "sarcastic"),
+        ("Great news, my grandmother's surgery went well and she is already home recovering.", "sincere"),
+        ("Oh no, what a tragedy, the restaurant gave me a free dessert and now I am forced to eat it.", "sarcastic"),
+        ("I burned the dinner because I forgot to set a timer, so we ordered takeout instead.", "sincere"),
+        ("Sadly, the little bakery down the road closed for good, and I will really miss their rye bread.", "sincere"),
+        ("The train was forty minutes late and packed, so I had to stand the whole way home.", "sincere"),
+        ("The new coffee shop on Elm Street makes the best croissants I have had in years.", "sincere"),
+        ("Lovely weather we're having, I only needed three layers and an umbrella to walk to the "
+         "mailbox.", "sarcastic"),
+        ("Wow, the printer jammed again right before my deadline, what a fantastic piece of engineering.", "sarcastic"),
+        ("Congratulations on showing up an hour late to your own birthday party, a true punctuality "
+         "legend.", "sarcastic"),
+        ("Gee, thanks for spoiling the ending of the show, I really didn't want to be surprised anyway.", "sarcastic"),
+        ("How terrible, my boss gave me Friday off with full pay, however will I cope?", "sarcastic"),
+        ("Fantastic, the new update deleted all my saved settings, exactly what I always wanted.", "sarcastic"),
+        ("Wow, a parking ticket on my birthday, the city really knows how to make a person feel special.", "sarcastic"),
+        ("Oh great, you found my lost keys in the garden, thank you, I had been searching for hours.", "sincere"),
+        ("That movie was a waste of money, with a confusing plot and wooden acting from start to finish.", "sincere"),
+        ("I'm thrilled my flight was overbooked, sleeping on the airport floor was just what I needed.", "sarcastic"),
+        ("The teacher stayed after class to explain the math problem until I finally understood it.", "sincere"),
+        ("Oh, brilliant, the self-checkout machine found an unexpected item in the bagging area for "
+         "the tenth time.", "sarcastic"),
+        ("I just love how quiet the park is early in the morning, with only birds and a few joggers "
+         "around.", "sincere"),
+        ("Sure, I'd love to work another unpaid weekend, it's not like I have a family or anything.", "sarcastic"),
+        ("I missed the bus this morning and had to walk to work in the cold rain.", "sincere"),
+        ("How dreadful, the forecast for the long weekend is nothing but sunshine and warm breezes, "
+         "whatever shall we do?", "sarcastic"),
+        ("Honestly, the food at the reception was cold and bland, and the speeches went on far too long.", "sincere"),
+        ("Thanks so much for watering my plants while I was away, they all look healthy and green.", "sincere"),
+        ("I'm nervous about my job interview tomorrow, but I have prepared as thoroughly as I can.", "sincere"),
+        ("My laptop crashed and I lost an entire afternoon of work because I had not saved the file.", "sincere"),
+        ("The new phone's camera is excellent in low light, and the battery easily lasts two full days.", "sincere"),
+        ("Oh wonderful, the hotel's promised ocean view turned out to be a parking lot with a puddle.", "sarcastic"),
+        ("I just love sitting in traffic for two hours, it really is the highlight of my week.", "sarcastic"),
+        ("My flight was cancelled, so I spent the night at the airport and missed my cousin's wedding.", "sincere"),
+        ("This vacuum cleaner broke after two weeks, and customer service refused to replace it.", "sincere"),
+        ("The volunteers at the shelter were patient and kind, and the dog we adopted is settling in well.", "sincere"),
+        ("Our team finally won the championship after ten years of trying, and the whole town celebrated.", "sincere"),
+        ("What a nightmare, the cake turned out so delicious that every single guest asked for seconds.", "sarcastic"),
+        ("Nothing says relaxing vacation quite like a six-hour flight delay followed by lost luggage.", "sarcastic"),
+        ("Wow, the kids cleaned the whole kitchen without being asked, and I could not be prouder of them.", "sincere"),
+        ("The doctor explained my test results clearly and patiently, and I left feeling much less "
+         "anxious.", "sincere"),
+        ("I'm disappointed that the museum closed its science wing, because my kids loved visiting it.", "sincere"),
+        ("I am tired of my landlord ignoring the broken heater while it snows outside.", "sincere"),
+        ("Great job, team, we managed to lose all five games this season without scoring a single goal.", "sarcastic"),
+        ("I really enjoyed the cooking class, and now I can finally make fresh pasta from scratch.", "sincere"),
+        ("The Wi-Fi in this cafe is incredible, I can load a single webpage in only about five minutes.", "sarcastic"),
+        ("Oh yes, another group project where I do all the work, I simply can't contain my excitement.", "sarcastic"),
+        ("My phone battery died at forty percent again, truly the pinnacle of modern technology.", "sarcastic"),
+        ("Oh perfect, it started pouring the exact minute I finished washing my car.", "sarcastic"),
+        ("Oh the agony, I have to choose between two job offers that both pay more than my current one.", "sarcastic"),
+        ("My sister helped me move apartments all weekend, and I am really grateful to her.", "sincere"),
+        ("What a beautiful sunset tonight, the whole sky turned orange and pink over the lake.", "sincere"),
+        ("The hotel room was clean, quiet and comfortable, and the staff were genuinely friendly.", "sincere"),
+        ("Clearly the best decision of my life was buying shoes that give me blisters after ten steps.", "sarcastic"),
+        ("Oh sure, leaving the milk out all night was a genius move, the kitchen smells amazing now.", "sarcastic"),
+        ("The concert last night was wonderful, and the band played every song I hoped to hear.", "sincere"),
+        ("My neighbor shovelled the snow from my driveway this morning, which was a really kind surprise.", "sincere"),
+        ("What a brilliant idea to schedule the fire drill right in the middle of the final exam.", "sarcastic"),
+        ("Thanks so much for eating my lunch from the office fridge, I wasn't hungry anyway.", "sarcastic"),
+        ("This novel is slow at the start, but the last hundred pages are absolutely gripping.", "sincere"),
+        ("What a shame, the dentist says I have no cavities and won't need to come back for a whole "
+         "year.", "sarcastic"),
+        ("Yeah, because waiting on hold for ninety minutes is my favorite way to spend a Saturday.", "sarcastic"),
+        ("This expensive chef's knife can barely cut through warm butter, what outstanding "
+         "craftsmanship.", "sarcastic"),
+    ],
+    "subjectivity": [
+        ("The Berlin Wall fell in November 1989, and Germany was reunified the following year.", "fact"),
+        ("The Beatles were the greatest band in the history of popular music.", "opinion"),
+        ("The first iPhone was announced by Apple in January 2007.", "fact"),
+        ("The World Wide Web was invented by Tim Berners-Lee while he was working at CERN.", "fact"),
+        ("Penguins are the most adorable birds in the whole world.", "opinion"),
+        ("Bamboo is a type of grass, and some species can grow nearly a metre in a single day.", "fact"),
+        ("Autumn is the loveliest season of the year, with its golden leaves and crisp mornings.", "opinion"),
+        ("A long walk in the mountains is the best cure for a stressful week.", "opinion"),
+        ("Tennis players today are more impressive athletes than those of any earlier generation.", "opinion"),
+        ("Sushi rice is usually seasoned with a mixture of vinegar, sugar and salt.", "fact"),
+        ("The Apollo 11 mission landed the first humans on the Moon in July 1969.", "fact"),
+        ("Homemade bread tastes far better than anything you can buy in a supermarket.", "opinion"),
+        ("Psycho is Hitchcock's finest film and still the scariest thriller ever made.", "opinion"),
+        ("Venice is built on a group of small islands in a lagoon in northeastern Italy.", "fact"),
+        ("Black-and-white films have a beauty that colour cinema has never quite matched.", "opinion"),
+        ("Public money would be better spent on exploring the oceans than on sending people to Mars.", "opinion"),
+        ("Most modern superhero films are repetitive and rely too heavily on special effects.", "opinion"),
+        ("In tennis, a score of zero points in a game is called love.", "fact"),
+        ("A standard modern piano has 88 keys, of which 52 are white and 36 are black.", "fact"),
+        ("Water boils at 100 degrees Celsius at sea level under standard atmospheric pressure.", "fact"),
+        ("Astronomy is by far the most fascinating branch of science for anyone curious about the "
+         "universe.", "opinion"),
+        ("The Summer Olympic Games are normally held once every four years.", "fact"),
+        ("Marathon running is the most rewarding hobby a person can take up.", "opinion"),
+        ("The Amazon rainforest spreads across several countries, with the largest portion lying in Brazil.", "fact"),
+        ("Alfred Hitchcock directed the thriller Psycho, which was released in 1960.", "fact"),
+        ("Sushi is overpriced for what is essentially just rice and raw fish.", "opinion"),
+        ("New York is far too loud and crowded to be a pleasant place to live.", "opinion"),
+        ("Tokyo has the best public transport system of any city I have ever visited.", "opinion"),
+        ("Tokyo is the capital of Japan and one of the most populous metropolitan areas in the world.", "fact"),
+        ("The Academy Awards, often called the Oscars, are presented each year in Los Angeles.", "fact"),
+        ("The Beatles were a rock band formed in Liverpool, England, in 1960.", "fact"),
+        ("Reading on paper is far more enjoyable than reading the same book on an e-reader.", "opinion"),
+        ("The human heart has four chambers: two atria and two ventricles.", "fact"),
+        ("Diamond and graphite are both made entirely of carbon atoms arranged in different structures.", "fact"),
+        ("Guacamole is a dip made mainly from mashed avocado, and it originated in Mexico.", "fact"),
+        ("Smartphones have made people less patient and worse at holding real conversations.", "opinion"),
+        ("Football is the most exciting sport to watch because anything can happen until the final "
+         "whistle.", "opinion"),
+        ("The first Star Wars film was released in cinemas in 1977.", "fact"),
+        ("Lisbon is the most charming capital in Europe, and every traveller should spend a week there.", "opinion"),
+        ("Saffron comes from the dried stigmas of a crocus flower and is harvested by hand.", "fact"),
+        ("Golf is too slow and dull to be worth watching on television.", "opinion"),
+        ("A standard marathon race covers a distance of 42.195 kilometres.", "fact"),
+        ("Small coastal towns make much more relaxing holiday destinations than big cities do.", "opinion"),
+        ("Canberra, not Sydney, is the capital city of Australia.", "fact"),
+        ("Visiting ancient ruins is a far more meaningful experience than reading about them in books.", "opinion"),
+        ("A regulation basketball hoop is mounted ten feet above the floor.", "fact"),
+        ("Pineapple has no place on a pizza, and adding it ruins the whole dish.", "opinion"),
+        ("The original Star Wars trilogy is far better than any of the sequels that followed it.", "opinion"),
+        ("Jazz is far more interesting to listen to than most of today's chart-topping pop songs.", "opinion"),
+        ("The Great Pyramid of Giza was built for the Egyptian pharaoh Khufu.", "fact"),
+        ("Every child should learn to write computer code before leaving primary school.", "opinion"),
+        ("Light from the Sun takes roughly eight minutes to reach the Earth.", "fact"),
+        ("A byte is made up of eight bits in almost all modern computers.", "fact"),
+        ("Wild penguins live almost entirely in the Southern Hemisphere.", "fact"),
+        ("History is the most important subject taught in schools because it helps us understand the"
+         " present.", "opinion"),
+        ("Ludwig van Beethoven continued to compose music after he had become almost completely deaf.", "fact"),
+        ("The Renaissance was the most inspiring period in all of human history.", "opinion"),
+        ("Chemistry lessons at school are boring unless the teacher does plenty of exciting experiments.", "opinion"),
+        ("The blue whale is the largest animal known to have ever lived on Earth.", "fact"),
+        ("Dark chocolate is the most delicious dessert ingredient, and milk chocolate is overrated.", "opinion"),
+    ],
+    "product-category": [
+        ("Our spice rack arrived with two broken jars and the labels were printed crooked.", "kitchen"),
+        ("Measuring cups with engraved markings that will not rub off in the dishwasher.", "kitchen"),
+        ("Hardcover biography of a jazz pianist, illustrated with archival photographs and a full "
+         "discography.", "books"),
+        ("Garlic press is sturdy and easy to squeeze, but cleaning the little holes takes forever.", "kitchen"),
+        ("A clear introduction to astronomy for teenagers, with diagrams on nearly every page.", "books"),
+        ("Gave it to my dad for his birthday and he now streams podcasts on the smart speaker every "
+         "morning.", "electronics"),
+        ("Cheap charging cable frayed near the connector within a month. Spend a few more dollars "
+         "elsewhere.", "electronics"),
+        ("Read it aloud to my daughter every night; the rhyming verses and watercolor illustrations "
+         "are delightful.", "books"),
+        ("Elegant silk blouse for the office; it wrinkles easily, so keep a steamer handy.", "clothing"),
+        ("The blade on this chef's knife dulled within weeks, even though I only used it on a wooden"
+         " board.", "kitchen"),
+        ("The noise-cancelling on these headphones is impressive on flights, but the ear cups get "
+         "warm after an hour.", "electronics"),
+        ("A solid pepper grinder with an adjustable coarseness dial; the ceramic mechanism has held "
+         "up for a year.", "kitchen"),
+        ("Comfortable running socks with cushioned heels. No blisters after a half marathon.", "clothing"),
+        ("Stainless steel mixing bowls in three sizes, nested for storage, with non-slip silicone bases.", "kitchen"),
+        ("The plot twist in the final chapter had me staring at the ceiling for an hour. Couldn't "
+         "put it down.", "books"),
+        ("A practical guide to personal finance, organized into short chapters with worksheets at "
+         "the end of each.", "books"),
+        ("Set of glass food storage containers with snap-lock lids; they are oven safe without the lids.", "kitchen"),
+        ("Lightweight rain jacket with a packable hood, taped seams, and zippered side pockets.", "clothing"),
+        ("The author spends three hundred pages repeating one idea that could fit in a magazine article.", "books"),
+        ("Works as described. The tablet is fine for checking email and watching videos, nothing "
+         "more, nothing less.", "electronics"),
+        ("The dress looks exactly like the photo and the fabric drapes nicely, though the zipper "
+         "sticks a bit.", "clothing"),
+        ("Ordered a medium and it fits like a small; the sleeves barely reach my wrists.", "clothing"),
+        ("My laptop finally has enough ports thanks to this hub: HDMI, ethernet, and three USB-C "
+         "slots.", "electronics"),
+        ("Bluetooth pairing is quick, though the bass on these earbuds sounds a little muddy at high"
+         " volume.", "electronics"),
+        ("Linen trousers, relaxed fit, elastic waist, in sand or olive. Machine washable on gentle.", "clothing"),
+        ("Beautifully written memoir, but the middle section drags with too many family anecdotes.", "books"),
+        ("Firmware update bricked my router overnight. Had to reset everything and reconfigure the "
+         "Wi-Fi network.", "electronics"),
+        ("Fine as a reference for grammar rules; the index is thorough but the font is tiny.", "books"),
+        ("The hoodie is thick and cozy, but the drawstring came out on the second day.", "clothing"),
+        ("The characters felt flat and the dialogue was clunky. I gave up halfway through the second part.", "books"),
+        ("The remote lags by a second every time I change channels, which makes this television "
+         "frustrating to use.", "electronics"),
+        ("Shrank an entire size after one wash on cold. The cotton shirt is now unwearable.", "clothing"),
+        ("Kids' pajama set in soft flannel with a dinosaur print. My son refuses to wear anything "
+         "else to bed.", "clothing"),
+        ("Mechanical keyboard with tactile switches and RGB backlighting; typing feels crisp, though"
+         " it is fairly loud.", "electronics"),
+        ("The battery lasts two full days and the screen stays bright even in direct sunlight. Very "
+         "happy with it.", "electronics"),
+        ("The can opener slipped off every can I tried, leaving jagged edges. Returned it.", "kitchen"),
+        ("The cutting board warped after the first wash and now rocks on the counter whenever I chop"
+         " onions.", "kitchen"),
+        ("Decent webcam for video calls; the autofocus hunts sometimes but the microphone picks up "
+         "voices clearly.", "electronics"),
+        ("The cast iron pan arrived pre-seasoned and makes the best cornbread I have ever baked.", "kitchen"),
+        ("Color faded badly after a few washes and the seams on the shoulders started unraveling.", "clothing"),
+        ("The translation reads smoothly, and the footnotes explain the historical references "
+         "without getting in the way.", "books"),
+        ("This nonstick skillet releases eggs perfectly and cleans up with just a quick wipe.", "kitchen"),
+        ("The thermal leggings kept me warm under my ski pants, and the waistband doesn't roll down.", "clothing"),
+        ("A 27-inch monitor with a 144 Hz refresh rate, adjustable stand, and thin bezels for multi-"
+         "screen setups.", "electronics"),
+        ("Portable power bank, 20,000 mAh, charges two phones at once and slips easily into a "
+         "backpack.", "electronics"),
+        ("Wireless mouse with adjustable DPI, a USB receiver, and a rechargeable cell rated for "
+         "roughly seventy hours.", "electronics"),
+        ("A gripping detective novel set in 1920s Shanghai; the narrator's voice is sharp and witty.", "books"),
+        ("These jeans fit perfectly around the waist but the hem was two inches too long for me.", "clothing"),
+        ("Stylish knit beanie, though it itches around the forehead if worn for more than an hour.", "clothing"),
+        ("Stopped charging after three weeks, and support never answered my emails. Avoid this model.", "electronics"),
+        ("The stovetop kettle whistles loudly when the water boils, and the handle stays cool to the"
+         " touch.", "kitchen"),
+        ("Dutch oven, 6 quarts, enameled interior, suitable for braising, soups, and bread baking.", "kitchen"),
+        ("Third volume in the fantasy series. It ties up most loose ends, though the ending feels rushed.", "books"),
+        ("Collection of short poems about grief and gardening. Some hit hard, others felt unfinished.", "books"),
+        ("The whisk is fine. It mixes pancake batter well enough, though the wires bend a little.", "kitchen"),
+        ("My copy arrived with a creased cover and several pages printed upside down.", "books"),
+        ("Men's leather belt, brown, with a brushed silver buckle, available in waist sizes 30 "
+         "through 42.", "clothing"),
+        ("Paperback edition, 312 pages, includes a new afterword by the author and discussion "
+         "questions for reading groups.", "books"),
+        ("The wool sweater is soft, warm, and hasn't pilled after a dozen washes. Buying another color.", "clothing"),
+        ("Silicone spatulas that handle high heat without melting. Perfect for scraping batter out "
+         "of a bowl.", "kitchen"),
+    ],
+    "urgency": [
+        ("Stop the release: the build we're about to push wipes user settings on upgrade, and it "
+         "goes live in ten minutes.", "urgent"),
+        ("Could you send me the slides from last week's workshop whenever you have a spare moment?", "routine"),
+        ("The server room is at 38 degrees and climbing because the cooling unit failed; we need to "
+         "start shutting racks down.", "urgent"),
+        ("We're planning to migrate the team wiki to a new platform sometime next quarter; details "
+         "to follow.", "routine"),
+        ("A student in Room 14 is having a severe allergic reaction; bring the EpiPen from the "
+         "nurse's office immediately.", "urgent"),
+        ("I found a nice article on sourdough baking, sending you the link for when you're bored at "
+         "the weekend.", "routine"),
+        ("Thanks for your feedback on the app's colour scheme, we've passed it to the design team "
+         "for a future update.", "routine"),
+        ("The library is collecting donated books for its summer fair, so drop any off before the "
+         "end of term.", "routine"),
+        ("The courier is outside and will leave in five minutes if no one signs for the passport "
+         "delivery, can you come down?", "urgent"),
+        ("Your annual check-up is due in about two months; call the surgery whenever it suits you to book.", "routine"),
+        ("The fire alarm panel in the west wing is showing a fault while the building is full of "
+         "visitors, send someone at once.", "urgent"),
+        ("Pharmacy flagged a dosing error on the 3 pm insulin order for room 8, so hold it and call "
+         "them back right away.", "urgent"),
+        ("Happy birthday for Thursday! Let's grab dinner sometime next week to celebrate properly.", "routine"),
+        ("The hotel says our booking doesn't exist and it's 11 pm; forward me the confirmation email"
+         " immediately, please.", "urgent"),
+        ("Mum says Sunday lunch is at hers next weekend, so bring a dessert if you feel like it.", "routine"),
+        ("The VPN is down for the whole sales team and the quarterly forecast call with the board "
+         "starts in twenty minutes.", "urgent"),
+        ("Year 9 will start a new reading programme after half term; no action is needed from families.", "routine"),
+        ("Every phone line in the call centre dropped at once and customers can't reach us; escalate"
+         " to the carrier immediately.", "urgent"),
+        ("Please collect Mia from school right now; she was sick in class and the office needs "
+         "someone to pick her up.", "urgent"),
+        ("Feature request received: we'll consider adding a dark mode to the product roadmap for "
+         "next year.", "routine"),
+        ("Your dog got out through the gate and is running toward the main road, come quickly!", "urgent"),
+        ("A man is trying car door handles on our street right now, I've called the police, so lock "
+         "your garage.", "urgent"),
+        ("Parents' evening is scheduled for the second week of March; booking slots will open later "
+         "in the term.", "routine"),
+        ("Our train was cancelled and the last connecting bus leaves in 30 minutes, please book us a"
+         " taxi to the station now.", "urgent"),
+        ("Ward 3 has run out of oxygen cylinders and two patients need them within the hour, please "
+         "send stock up now.", "urgent"),
+        ("Hi neighbour, we're planning a small garden party in June and you'd be very welcome to join us.", "routine"),
+        ("When you get a chance, could you update your profile photo in the company directory?", "routine"),
+        ("Our gate has changed to B47 and boarding closes in fifteen minutes, so run if you are "
+         "still at security.", "urgent"),
+        ("Dad wants to know if you still have his old camping stove, as he might borrow it in the summer.", "routine"),
+        ("Would you mind wheeling our recycling bin back in next time you're passing? No hurry at all.", "routine"),
+        ("Smoke is coming from the breaker panel in the basement, please get everyone out of the "
+         "building now.", "urgent"),
+        ("Patient in bed 12 has a blood pressure of 70 over 40 and is unresponsive; we need a doctor"
+         " at the bedside now.", "urgent"),
+        ("The grant application portal closes at 5 pm today and we still need your signature on the "
+         "budget page.", "urgent"),
+        ("The main database server just went down and customers cannot log in; can whoever is on "
+         "call look at it immediately?", "urgent"),
+        ("The client moved the pitch to 2 pm today, so I need the final slides in my inbox within "
+         "the next hour.", "urgent"),
+        ("The hospital cafeteria is trialling a new vegetarian menu over the next few months, and "
+         "feedback is welcome.", "routine"),
+        ("The school bus has broken down on the motorway with the children on board; parents, please"
+         " come to the services at junction 9 now.", "urgent"),
+        ("Your mum fell in the kitchen and can't get up, please come home straight away, the "
+         "ambulance is on its way.", "urgent"),
+        ("The printer on the third floor has been a bit slow lately; no rush, but could IT take a "
+         "look sometime this week?", "routine"),
+        ("Water is pouring through your floor into my flat below, can you turn off your main valve "
+         "right away?", "urgent"),
+        ("I smell gas in the hallway near your door, please don't switch on any lights and come "
+         "outside now.", "urgent"),
+        ("The tax return is due at midnight tonight and the system says two forms are still missing,"
+         " can you upload them now?", "urgent"),
+        ("I'm thinking about a weekend in Lisbon next spring, any tips on neighbourhoods to stay in?", "routine"),
+        ("Our payment page has been failing for every checkout for ten minutes, and we are losing "
+         "orders as we speak.", "urgent"),
+        ("The nurses' rota for the Christmas period will be posted on the ward noticeboard in early "
+         "November.", "routine"),
+        ("I've been thinking we could repaint the spare room in the autumn, what colours do you like?", "routine"),
+        ("Our holiday flights for August are booked; I'll share the full itinerary once the hotel "
+         "confirms.", "routine"),
+        ("Just a heads-up that the office kitchen will be getting a new coffee machine sometime next"
+         " month.", "routine"),
+        ("Design software licences renew in November, so let me know by October if you still need yours.", "routine"),
+        ("Someone got into the CFO's email account and is sending wire transfer requests; reset the "
+         "password right now.", "urgent"),
+        ("Little Sam has a fever of 40 and is struggling to breathe, I'm taking him to A&E, can you "
+         "meet us there?", "urgent"),
+        ("The new visiting hours for the maternity ward come into effect on the first of next month.", "routine"),
+        ("Reminder: the annual staff survey opens on the 20th of next month and runs for three weeks.", "routine"),
+        ("Just letting you know my passport renewal came through, so the autumn trip is all set.", "routine"),
+        ("Grandpa's pacemaker alarm is beeping and he says he feels dizzy, call me back the moment "
+         "you see this.", "urgent"),
+        ("Could we move our monthly one-to-one to the following Tuesday? Either morning or afternoon"
+         " works for me.", "routine"),
+        ("Our street's annual clean-up day is pencilled in for the last Saturday in September.", "routine"),
+        ("Your ticket about changing the display language has been logged, and we'll reply within "
+         "five working days.", "routine"),
+        ("The quarterly newsletter draft is in the shared folder; comments are welcome any time "
+         "before the end of the month.", "routine"),
+        ("URGENT: the contract must be countersigned and returned by 4 pm today or the supplier "
+         "withdraws the offer.", "urgent"),
+    ],
 }

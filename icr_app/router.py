@@ -173,12 +173,19 @@ def ensemble_routers(routers: list[ICRRouter], meta: dict[str, Any] | None = Non
                      meta or {"ensemble_of": [router.meta for router in routers]})
 
 
-def ensemble_folders(lm: LoadedModel, folders: list[str | Path], out: str | Path, encoder: Encoder | None = None
-                     ) -> ICRRouter:
-    """Load the routers saved in `folders`, join them (`ensemble_routers`) and save the ensemble to `out`."""
+def ensemble_folders(lm: LoadedModel, folders: list[str | Path], out: str | Path, encoder: Encoder | None = None,
+                     alpha_scale: float | None = None) -> ICRRouter:
+    """Load the routers saved in `folders`, join them (`ensemble_routers`) and save the ensemble to `out`.
+
+    `alpha_scale` replaces the members' α scale (training ends at 0.8): the mean of members that disagree is
+    smaller than any one of them, so the joined router may want a stronger push; None keeps theirs.
+    """
     routers = [ICRRouter.load(folder, lm, encoder) for folder in folders]
     joined = ensemble_routers(routers, {"ensemble_of": [{"source": str(folder), **router.meta}
                                                         for folder, router in zip(folders, routers)]})
+    if alpha_scale is not None:
+        for net in members(joined.net):
+            net.alpha_scale.fill_(alpha_scale)
     joined.save(out)
     return joined
 

@@ -231,6 +231,10 @@ def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
         assert torch.equal(a, b)
     single = ICRRouter.load(folders[0], lm, encoder=hash_encoder)
     assert torch.equal(single.route(["great film"])[0], alpha[:, 0])
+    ensemble_folders(lm, folders, tmp_path / "strong", encoder=hash_encoder, alpha_scale=2.5)
+    strong = ICRRouter.load(tmp_path / "strong", lm, encoder=hash_encoder)
+    assert strong.meta["alpha_scale"] == 2.5 and torch.allclose(strong.route(["great film"])[0], 2.5 * alpha)
+    assert torch.equal(strong.route(["great film"])[1], gamma)
     from icr_app.views.icr import routing_figures
 
     alpha_fig, gamma_fig = routing_figures(again, "great film")
@@ -256,9 +260,10 @@ def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, m
         trained_like(lm, pids, seed).save(tmp_path / f"seed{seed}")
     new_router(lm, random_basis(pids), 32, layers=[2, 3], encoder=hash_encoder).save(tmp_path / "random")
     assert cli.main(["icr", "ensemble", "--members", str(tmp_path / "seed0"), str(tmp_path / "seed1"),
-                     "--out", str(tmp_path / "ens")]) == 0
+                     "--out", str(tmp_path / "ens"), "--alpha-scale", "0.5"]) == 0
     assert "ensemble of 2 routers" in capsys.readouterr().out
-    assert ICRRouter.load(tmp_path / "ens", lm, encoder=hash_encoder).route(["x"])[0].shape[1] == 2
+    joined = ICRRouter.load(tmp_path / "ens", lm, encoder=hash_encoder)
+    assert joined.route(["x"])[0].shape[1] == 2 and joined.meta["alpha_scale"] == 0.5
     assert cli.main(["icr", "ensemble", "--members", str(tmp_path / "seed0"), str(tmp_path / "random"),
                      "--out", str(tmp_path / "bad")]) == 2
     assert "share the model, the PIDs" in capsys.readouterr().err and not (tmp_path / "bad").exists()
