@@ -235,6 +235,10 @@ def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
     strong = ICRRouter.load(tmp_path / "strong", lm, encoder=hash_encoder)
     assert strong.meta["alpha_scale"] == 2.5 and torch.allclose(strong.route(["great film"])[0], 2.5 * alpha)
     assert torch.equal(strong.route(["great film"])[1], gamma)
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="finite number >= 0"):
+            ensemble_folders(lm, folders, tmp_path / "bad", encoder=hash_encoder, alpha_scale=bad)
+    assert not (tmp_path / "bad").exists()
     from icr_app.views.icr import routing_figures
 
     alpha_fig, gamma_fig = routing_figures(again, "great film")
