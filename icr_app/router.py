@@ -107,6 +107,11 @@ def members(net: RouterNet | RouterEnsemble) -> list[RouterNet]:
     return list(net.members) if isinstance(net, RouterEnsemble) else [net]
 
 
+def joined(nets: list[RouterNet]) -> RouterNet | RouterEnsemble:
+    """One net stays a plain RouterNet, so what `save` writes for it is what `load` rebuilds."""
+    return nets[0] if len(nets) == 1 else RouterEnsemble(nets)
+
+
 class ICRRouter:
     """A router ready to use: the net, the PIDs of its routed layers, the encoder and the routing choices."""
 
@@ -148,7 +153,7 @@ class ICRRouter:
         state, meta = load_artefact(folder, STEM, lm)
         nets = [RouterNet(meta["embed_dim"], len(meta["layers"]), meta["rank"], meta["n_heads"], meta["hidden"])
                 for _ in range(meta.get("members", 1))]
-        net = nets[0] if len(nets) == 1 else RouterEnsemble(nets)
+        net = joined(nets)
         net.load_state_dict(state)
         net.to(lm.device).eval()
         return cls(lm, net, pids, meta["layers"], meta["rows"], encoder, meta)
@@ -169,7 +174,7 @@ def ensemble_routers(routers: list[ICRRouter], meta: dict[str, Any] | None = Non
     shapes = [({k: v.shape for k, v in net.state_dict().items()}, float(net.alpha_scale)) for net in nets]
     if any(shape != shapes[0] for shape in shapes):
         raise ValueError("ensemble members must have the same MLP sizes and α scale")
-    return ICRRouter(first.lm, RouterEnsemble(nets), first.pids, first.layers, first.rows, first.encoder,
+    return ICRRouter(first.lm, joined(nets), first.pids, first.layers, first.rows, first.encoder,
                      meta or {"ensemble_of": [router.meta for router in routers]})
 
 
@@ -184,13 +189,13 @@ def ensemble_folders(lm: LoadedModel, folders: list[str | Path], out: str | Path
     if alpha_scale is not None and not 0 <= alpha_scale < float("inf"):
         raise ValueError(f"the α scale must be a finite number >= 0, not {alpha_scale}")
     routers = [ICRRouter.load(folder, lm, encoder) for folder in folders]
-    joined = ensemble_routers(routers, {"ensemble_of": [{"source": str(folder), **router.meta}
-                                                        for folder, router in zip(folders, routers)]})
+    ensemble = ensemble_routers(routers, {"ensemble_of": [{"source": str(folder), **router.meta}
+                                                          for folder, router in zip(folders, routers)]})
     if alpha_scale is not None:
-        for net in members(joined.net):
+        for net in members(ensemble.net):
             net.alpha_scale.fill_(alpha_scale)
-    joined.save(out)
-    return joined
+    ensemble.save(out)
+    return ensemble
 
 
 def new_router(lm: LoadedModel, pids: PIDs, embed_dim: int, layers: list[int] | None = None, rows: Rows = "last",

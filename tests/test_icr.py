@@ -239,6 +239,9 @@ def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
         with pytest.raises(ValueError, match="finite number >= 0"):
             ensemble_folders(lm, folders, tmp_path / "bad", encoder=hash_encoder, alpha_scale=bad)
     assert not (tmp_path / "bad").exists()
+    ensemble_folders(lm, folders[:1], tmp_path / "one", encoder=hash_encoder, alpha_scale=0.5)  # rescale one router
+    one = ICRRouter.load(tmp_path / "one", lm, encoder=hash_encoder)
+    assert torch.allclose(one.route(["great film"])[0], 0.5 * alpha[:, 0])
     from icr_app.views.icr import routing_figures
 
     alpha_fig, gamma_fig = routing_figures(again, "great film")
