@@ -155,7 +155,7 @@ def training_examples(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, enco
     emb = encoder([e.input for e in chosen]).float().cpu()
     h = []
     with torch.no_grad(), lm.lock:
-        for s in progress(range(0, len(prompts), 32)):
+        for s in progress(range(0, len(prompts), 32), desc="zero-shot entropies"):
             h.append(entropy(prefill(lm, encode(lm, prompts[s: s + 32]))).cpu())
     return Examples(prompts, targets, emb, torch.cat(h), candidates)
 
@@ -235,7 +235,7 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
             order = torch.randperm(len(data.prompts), generator=torch.Generator().manual_seed(cfg.seed + epoch))
             loader = accelerator.prepare_data_loader(DataLoader(order.tolist(), batch_size=cfg.batch_size))
             loader = accelerator.skip_first_batches(loader, step - epoch * per_epoch)
-            for idx in progress(loader):
+            for idx in progress(loader, desc=f"router epoch {epoch + 1}/{cfg.epochs}"):
                 idx = idx.tolist()
                 accelerator.unwrap_model(net).alpha_scale.fill_(alpha_scale(cfg, step, total))
                 alpha, gamma = net(data.emb[idx].to(accelerator.device))

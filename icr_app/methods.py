@@ -17,8 +17,9 @@ from icr_app.prompts import SHOTS, Template, answer_text, sample_demos
 from icr_app.scoring import exact_match, generate, label_set, score_labels
 from icr_app.tasks import Task
 
-Progress = Callable[[Iterable], Iterable]
-"""Wraps an iterable to show progress (tqdm in the CLI, gr.Progress.tqdm in the app)."""
+Progress = Callable[..., Iterable]
+"""Wraps an iterable to show progress (tqdm in the CLI, gr.Progress.tqdm in the app). Called as
+`progress(it)` or `progress(it, desc=...)`, where a long job with several stages names the stage."""
 
 
 def no_progress(it: Iterable, **_: object) -> Iterable:

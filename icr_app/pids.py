@@ -92,7 +92,7 @@ def capture_last_qk(lm: LoadedModel, prompts: list[str], batch_size: int = 8,
         (a.k_proj, keep(i, "k_pre")) for i, a in enumerate(attn)]
     batches = [prompts[s: s + batch_size] for s in range(0, len(prompts), batch_size)]
     with lm.lock, hooks(post=post), attention_function(lm.model, f"icr_capture_{id(lm.model)}", attention):
-        for batch in progress(batches):
+        for batch in progress(batches, desc="PIDs: q/k of ICL prompts"):
             enc = encode(lm, batch)
             lm.model(input_ids=enc.input_ids, attention_mask=enc.attention_mask,
                      position_ids=enc.position_ids, logits_to_keep=1)

@@ -303,7 +303,14 @@ def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_
     cfg = TrainConfig(rank=4, layers=[2, 3], pid_prompts=4, max_demos=4, examples_per_domain=16, holdout=8,
                       epochs=8, lr=1e-2, checkpoint_every=2)
     log = tmp_path / "log.jsonl"
-    train_router(lm, tiny_tasks, tmp_path / "a", cfg, hash_encoder, log_path=log)
+    stages: list[str] = []
+
+    def record(it, desc=""):
+        stages.append(desc)
+        return it
+
+    train_router(lm, tiny_tasks, tmp_path / "a", cfg, hash_encoder, progress=record, log_path=log)
+    assert stages == ["PIDs: q/k of ICL prompts", "zero-shot entropies"] + [f"router epoch {e}/8" for e in range(1, 9)]
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     first = sum(r["ce"] for r in rows[:8]) / 8
     last = sum(r["ce"] for r in rows[-8:]) / 8
