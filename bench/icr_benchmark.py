@@ -39,8 +39,8 @@ GROUPS = {
     # G and the shipped E5.
     "h-domains": [str(Path(__file__).parent / "domains" / f"{n}.json") for n in (
         "sentence-type", "tense", "intent", "grammaticality", "part-of-speech", "animal-class")],
-    # Unseen tasks written in the sixth pass and scored by no router then: kept for one measurement of the
-    # next candidate router, after it is chosen, since the ten above have been used to compare recipes.
+    # Unseen tasks written in the sixth pass, after the ten above had been used to compare recipes; first scored
+    # once, for E5 and H-E4 (BENCHMARKS.md, "ICR, sixth pass").
     "fresh": [str(Path(__file__).parent / "fresh" / f"{n}.json") for n in (
         "season", "dish-course", "math-operation", "travel-mode", "review-aspect", "clickbait")],
     # For choosing among routers: never trained on, and never one of the reported unseen tasks above.
