@@ -26,6 +26,13 @@ from icr_app.router import TRAINING_DOMAINS
 from icr_app.tasks import load_task
 
 FV = "../shared/data/fv/"
+
+
+def bench_files(folder: str, *names: str) -> list[str]:
+    """Paths of task files written for the benchmark, in `bench/<folder>/`."""
+    return [str(Path(__file__).parent / folder / f"{n}.json") for n in names]
+
+
 GROUPS = {
     "in-domain": [FV + n + ".json" for n in ("sentiment", "ag_news", "person-instrument", "antonym", "capitalize",
                                              "present-past")],
@@ -37,12 +44,12 @@ GROUPS = {
     "unseen-new": ["movie-review", "review-stars", "paraphrase", "entailment", "fact-check", "spam"],
     # Six project-written domains that router H (sixth pass, not shipped) adds to G's training mix; unseen for
     # G and the shipped E5.
-    "h-domains": [str(Path(__file__).parent / "domains" / f"{n}.json") for n in (
-        "sentence-type", "tense", "intent", "grammaticality", "part-of-speech", "animal-class")],
+    "h-domains": bench_files("domains", "sentence-type", "tense", "intent", "grammaticality", "part-of-speech",
+                             "animal-class"),
     # Unseen tasks written in the sixth pass, after the ten above had been used to compare recipes; first scored
     # once, for E5 and H-E4 (BENCHMARKS.md, "ICR, sixth pass").
-    "fresh": [str(Path(__file__).parent / "fresh" / f"{n}.json") for n in (
-        "season", "dish-course", "math-operation", "travel-mode", "review-aspect", "clickbait")],
+    "fresh": bench_files("fresh", "season", "dish-course", "math-operation", "travel-mode", "review-aspect",
+                         "clickbait"),
     # For choosing among routers: never trained on, and never one of the reported unseen tasks above.
     "validation": ["formality", "sarcasm", "subjectivity", "product-category", "urgency",
                    FV + "person-occupation.json"],
