@@ -34,7 +34,7 @@ def test_project_written_icr_sets_have_distinct_label_first_tokens(real_lm):
     shipped = sorted(TRAINING_DOMAINS.glob("*.json"))
     assert len(shipped) == 3
     bench = Path(__file__).parents[1] / "bench"
-    for path in shipped + sorted(bench.glob("domains/*.json")) + sorted(bench.glob("fresh/*.json")):
+    for path in shipped + sorted(bench.glob("domains/*.json")) + sorted(bench.glob("fresh*/*.json")):
         assert label_set(real_lm, load_task(path).labels).first_token_unique, path.name
 
 

@@ -103,13 +103,14 @@ def test_builtin_tasks_are_big_enough():
 
 BENCH = Path(__file__).parents[1] / "bench"
 DOMAIN_FILES = sorted(TRAINING_DOMAINS.glob("*.json")) + sorted((BENCH / "domains").glob("*.json"))
-PROJECT_WRITTEN = [(p, 300) for p in DOMAIN_FILES] + [(p, 60) for p in sorted((BENCH / "fresh").glob("*.json"))]
+PROJECT_WRITTEN = ([(p, 300) for p in DOMAIN_FILES] + [(p, 60) for p in sorted((BENCH / "fresh").glob("*.json"))]
+                   + [(p, 120) for p in sorted((BENCH / "fresh-2").glob("*.json"))])
 
 
 @pytest.mark.parametrize("path, size", PROJECT_WRITTEN, ids=[p.stem for p, _ in PROJECT_WRITTEN])
 def test_project_written_icr_sets_are_balanced_classification(path, size):
-    """ICR training domains (shipped, and router H's in bench/domains) and the fresh unseen tasks in bench/fresh:
-    their size, no repeated input, every label equally often."""
+    """ICR training domains (shipped, and router H's in bench/domains) and the fresh unseen tasks in bench/fresh
+    and bench/fresh-2: their size, no repeated input, every label equally often."""
     task = load_task(path)
     counts = Counter(task.outputs)
     assert task.kind == "classification" and len(task.examples) == size
