@@ -20,10 +20,11 @@ import math
 import random
 from pathlib import Path
 
+from icr_app.core.models import load_model
+from icr_app.core.tasks import load_task
 from icr_app.evaluate import evaluate
-from icr_app.models import load_model
-from icr_app.router import TRAINING_DOMAINS
-from icr_app.tasks import load_task
+from icr_app.methods.icr.method import ICRConfig
+from icr_app.methods.icr.router import TRAINING_DOMAINS
 
 FV = "../shared/data/fv/"
 
@@ -71,7 +72,8 @@ def run(args: argparse.Namespace) -> None:
     paths = args.tasks.split(",") if args.tasks else GROUPS[args.group]
     out = {}
     for path in paths:
-        report = evaluate(lm, load_task(path), args.methods.split(","), n_test=args.n_test, icr_router=args.router)
+        report = evaluate(lm, load_task(path), args.methods.split(","), n_test=args.n_test,
+                          configs={"icr": ICRConfig(router=args.router)})
         out[report.task] = {"group": args.group, **{
             m: {"acc": r.accuracy, "first": r.first_token_accuracy, "ms": r.latency_s * 1000, "n": r.n,
                 "correct": r.correct}
@@ -225,7 +227,7 @@ def main() -> None:
     p.add_argument("--group", choices=list(GROUPS), required=True)
     p.add_argument("--tasks", default=None, help="comma list overriding the group's tasks")
     p.add_argument("--methods", default=",".join(METHODS))
-    p.add_argument("--router", default=None, help="router folder (default: the pretrained one in assets/icr)")
+    p.add_argument("--router", default=None, help="router folder (default: the one shipped in the package)")
     p.add_argument("--n-test", type=int, default=50)
     p.add_argument("--out", required=True)
     p.set_defaults(func=run)

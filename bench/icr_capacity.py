@@ -18,10 +18,12 @@ from pathlib import Path
 
 import torch
 
+from icr_app.core.models import load_model
+from icr_app.core.tasks import load_task
 from icr_app.evaluate import evaluate
-from icr_app.icr_train import TrainConfig, train_router
-from icr_app.models import load_model
-from icr_app.tasks import load_task
+from icr_app.methods.icr import router as router_module
+from icr_app.methods.icr.method import ICRConfig
+from icr_app.methods.icr.train import TrainConfig, train_router
 
 
 def constant_encoder(texts: list[str]) -> torch.Tensor:
@@ -51,8 +53,9 @@ def main() -> None:
                 train_router(lm, [task], out, cfg, constant_encoder, log_path=Path(out) / "log.jsonl")
                 train_s = time.perf_counter() - t0
                 ce = [json.loads(line)["ce"] for line in (Path(out) / "log.jsonl").read_text().splitlines()]
-                report = evaluate(lm, task, ["zero-shot", "icr"], n_test=args.n_test, icr_router=out,
-                                  icr_encoder=constant_encoder)
+                router_module.minilm_encoder = lambda: constant_encoder  # the frozen encoder, held fixed here
+                report = evaluate(lm, task, ["zero-shot", "icr"], n_test=args.n_test,
+                                  configs={"icr": ICRConfig(router=out)})
             zs, icr = report.methods["zero-shot"].accuracy, report.methods["icr"].accuracy
             print(f"| {task.name} | {variant} | {sum(ce[:10]) / 10:.2f} → {sum(ce[-10:]) / 10:.2f} | {zs:.3f} | "
                   f"{icr:.3f} | {train_s:.0f} |", flush=True)

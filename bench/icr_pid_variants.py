@@ -12,11 +12,11 @@ import random
 
 import torch
 
-from icr_app.models import load_model
-from icr_app.pids import capture_last_qk, fit_pids, icl_prompts
-from icr_app.prompts import Template, sample_demos
-from icr_app.router import last_third
-from icr_app.tasks import load_task, split
+from icr_app.core.models import load_model
+from icr_app.core.prompts import Template, sample_demos
+from icr_app.core.tasks import load_task, split
+from icr_app.methods.icr.pids import capture_last_qk, fit_pids, icl_prompts
+from icr_app.methods.icr.router import last_third
 
 FV = "../shared/data/fv/"
 IN_DOMAIN = [FV + n + ".json" for n in ("sentiment", "ag_news", "person-instrument", "antonym", "capitalize",

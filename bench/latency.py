@@ -1,7 +1,7 @@
 """An implicit method's per-query latency against zero-shot, in alternation so load drift on a shared CPU cancels.
 
     PYTHONPATH=. python bench/latency.py --data ../shared/data/fv/sentiment.json --site FILE.safetensors [--reps 5]
-    PYTHONPATH=. python bench/latency.py --data movie-review --icr-router assets/icr
+    PYTHONPATH=. python bench/latency.py --data movie-review --icr-router icr_app/assets/icr/smollm2-135m
 
 Times `predict` on the same seeded test split, zero-shot then the method (SITE with `--site`, ICR with
 `--icr-router`), `reps` times, and prints the median per-query latency of each and the median of the
@@ -15,13 +15,14 @@ import argparse
 import statistics
 import time
 
-from icr_app.icr_method import ICR
-from icr_app.methods import Method, ZeroShot
-from icr_app.models import DEFAULT_MODEL, load_model
-from icr_app.router import ICRRouter
-from icr_app.site import SiteMethod
-from icr_app.site_artefact import load_site
-from icr_app.tasks import load_task, split
+from icr_app.core.models import DEFAULT_MODEL, load_model
+from icr_app.core.tasks import load_task, split
+from icr_app.methods.base import Answering, Method
+from icr_app.methods.icr.method import ICR
+from icr_app.methods.icr.router import ICRRouter
+from icr_app.methods.site.artefact import load_site
+from icr_app.methods.site.method import SiteMethod
+from icr_app.methods.zero_shot import ZeroShot
 
 
 def per_query_s(method: Method, queries: list[str]) -> float:
@@ -35,7 +36,8 @@ def main() -> None:
     p.add_argument("--data", required=True)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--site", help="a SITE artefact for this model")
-    which.add_argument("--icr-router", help="an ICR router folder for this model (assets/icr: the shipped one)")
+    which.add_argument("--icr-router",
+                       help="an ICR router folder for this model (icr_app/assets/icr/smollm2-135m: the shipped one)")
     p.add_argument("--model", default=DEFAULT_MODEL)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--n-test", type=int, default=100)
@@ -43,11 +45,12 @@ def main() -> None:
     lm = load_model(args.model)
     task = load_task(args.data)
     train, test = split(task, args.n_test, seed=0, min_train=10)
-    zero = ZeroShot(lm, train, labels=task.labels)
+    answering = Answering.of(lm, train, labels=task.labels)
+    zero = ZeroShot(lm, answering)
     if args.site:
         name, method = "SITE", SiteMethod(lm, load_site(args.site, lm))
     else:
-        name, method = "ICR", ICR(lm, train, ICRRouter.load(args.icr_router, lm), labels=task.labels)
+        name, method = "ICR", ICR(lm, answering, ICRRouter.load(args.icr_router, lm))
     for m in (zero, method):
         per_query_s(m, test.inputs[:16])  # warm-up
     rounds = [(per_query_s(zero, test.inputs), per_query_s(method, test.inputs)) for _ in range(args.reps)]

@@ -1,51 +1,40 @@
-"""Side-by-side evaluation of methods on one held-out split, timed in the same run.
+"""Side-by-side evaluation of registered methods on one held-out split, timed in the same run.
 
-Methods register a builder in `METHODS`; the `eval` CLI, the app's evaluate tab and the benchmarks
-all go through `evaluate`, so their numbers are comparable.
+The `eval` CLI, the app's Evaluate tab and the benchmarks all go through `evaluate`, so their numbers are
+comparable. A method that cannot serve the task (a refusal, a failed build) is reported with its error and
+the others still run. Before the first timed method the model answers one untimed batch, so no method pays
+the process's warm-up and a latency ratio means what it says.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from icr_app.icr_method import build_icr
-from icr_app.methods import FewShot, Method, Progress, ZeroShot, is_correct, no_progress
-from icr_app.models import LoadedModel
-from icr_app.prompts import SHOTS, Template
-from icr_app.scoring import first_token_id
-from icr_app.site import site_builder
-from icr_app.tasks import Task, split
-
-Builder = Callable[..., Method]
-"""builder(lm, train, template, labels, opts, progress) -> a ready Method."""
-
-
-def _zero_shot(lm: LoadedModel, train: Task, template: Template, labels: list[str],
-               opts: dict[str, Any], progress: Progress) -> Method:
-    return ZeroShot(lm, train, template, labels)
-
-
-def _few_shot(lm: LoadedModel, train: Task, template: Template, labels: list[str],
-              opts: dict[str, Any], progress: Progress) -> Method:
-    return FewShot(lm, train, template, labels, shots=opts.get("shots", SHOTS), seed=opts.get("seed", 0))
-
-
-METHODS: dict[str, Builder] = {"zero-shot": _zero_shot, "few-shot": _few_shot, "icr": build_icr, "site": site_builder}
+from icr_app.core.models import LoadedModel
+from icr_app.core.progress import Cancelled, Progress, no_progress
+from icr_app.core.prompts import SHOTS, Template
+from icr_app.core.scoring import first_token_id
+from icr_app.core.tasks import Task, split
+from icr_app.methods import get_spec
+from icr_app.methods.base import Answering, BuildContext, Method, is_correct
+from icr_app.methods.zero_shot import ZeroShot
 
 
 @dataclass
 class MethodResult:
-    accuracy: float
-    first_token_accuracy: float
-    latency_s: float
-    n: int
-    mean_prompt_tokens: float
+    accuracy: float | None = None
+    first_token_accuracy: float | None = None
+    latency_s: float | None = None
+    n: int = 0
+    mean_prompt_tokens: float | None = None
     build_s: float = 0.0
     latency_ratio_to_zero_shot: float | None = None
+    stored_parameters: int = 0
+    trainable_parameters: int = 0
     correct: list[bool] = field(default_factory=list)  # per test item, in order: pairs methods item by item
+    error: str | None = None  # why the method could not serve the task; every number is then None
 
 
 @dataclass
@@ -59,6 +48,10 @@ class EvalReport:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def failed(self) -> list[str]:
+        return [name for name, r in self.methods.items() if r.error is not None]
 
 
 def score_method(method: Method, test: Task, batch_size: int, progress: Progress) -> MethodResult:
@@ -76,8 +69,15 @@ def score_method(method: Method, test: Task, batch_size: int, progress: Progress
         latency_s=elapsed / n,
         n=n,
         mean_prompt_tokens=sum(p.prompt_tokens for p in preds) / n,
+        stored_parameters=method.stored_parameters,
+        trainable_parameters=method.trainable_parameters,
         correct=correct,
     )
+
+
+def warm_up(lm: LoadedModel, answering: Answering, queries: list[str], batch_size: int) -> None:
+    """One untimed zero-shot batch: the first forward passes of a process pay one-off costs."""
+    ZeroShot(lm, answering).predict(queries[:batch_size], batch_size=batch_size)
 
 
 def evaluate(
@@ -88,26 +88,38 @@ def evaluate(
     seed: int = 0,
     template: Template | None = None,
     batch_size: int = 16,
+    shots: int = SHOTS,
+    configs: dict[str, Any] | None = None,
     progress: Progress = no_progress,
-    **opts: Any,
 ) -> EvalReport:
-    """Build each method on the train split and score it on the same seeded test split."""
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise ValueError(f"unknown method(s) {', '.join(unknown)}; available: {', '.join(METHODS)}")
-    template = template or Template()
-    train, test = split(task, n_test, seed, min_train=max(2, opts.get("shots", SHOTS)))
-    opts = {"seed": seed, **opts}
+    """Build each method on the train split and score it on the same seeded test split.
+
+    `configs` maps a method name to its config (default: the method's defaults). A method that raises while
+    it is built or scored gets `error` set; a cancel (`Cancelled`) stops the whole run.
+    """
+    specs = [get_spec(name) for name in methods]
+    configs = configs or {}
+    train, test = split(task, n_test, seed, min_train=max(2, shots))
+    answering = Answering.of(lm, train, template, task.labels)
+    ctx = BuildContext(lm, train, answering, seed=seed, shots=shots, progress=progress)
+    warm_up(lm, answering, test.inputs, batch_size)
     results: dict[str, MethodResult] = {}
-    for name in methods:
+    for spec in specs:
         t0 = time.perf_counter()
-        method = METHODS[name](lm, train, template, task.labels, opts, progress)
-        build_s = time.perf_counter() - t0
-        res = score_method(method, test, batch_size, progress)
+        try:
+            method = spec.build(ctx, configs.get(spec.name) or spec.config())
+            build_s = time.perf_counter() - t0
+            res = score_method(method, test, batch_size, progress)
+        except Cancelled:
+            raise
+        except Exception as err:  # one method that cannot serve the task never takes the others down
+            res = MethodResult(error=f"{type(err).__name__}: {err}")
+            build_s = time.perf_counter() - t0
         res.build_s = build_s
-        results[name] = res
-    if "zero-shot" in results:
-        base = results["zero-shot"].latency_s
+        results[spec.name] = res
+    base = results.get("zero-shot")
+    if base is not None and base.latency_s:
         for res in results.values():
-            res.latency_ratio_to_zero_shot = res.latency_s / base
+            if res.latency_s is not None:
+                res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
     return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results)

@@ -19,9 +19,18 @@ def lm():
 
 
 @pytest.fixture(scope="session")
+def tiny_checkpoint(lm, tmp_path_factory) -> str:
+    """The tiny model saved as a local checkpoint folder, for the CLI (which loads models by name or path)."""
+    path = tmp_path_factory.mktemp("ckpt") / "tiny"
+    lm.model.save_pretrained(path)
+    lm.tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
 def real_lm():
     """The real default model (slow tests only)."""
-    from icr_app.models import load_model
+    from icr_app.core.models import load_model
 
     return load_model()
 

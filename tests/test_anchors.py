@@ -7,22 +7,26 @@ import torch
 from tiny import tiny_lm
 from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
-from icr_app.anchors import commands
-from icr_app.anchors.compression import anchor_positions, compression_experiment, fixed_demo_prompts
-from icr_app.anchors.confusion import confusion_experiment
-from icr_app.anchors.eager import attend, attention_weights
-from icr_app.anchors.isolation import isolate, isolation_experiment
-from icr_app.anchors.prefix import answer_logits, demo_cache, shared_prefix
-from icr_app.anchors.prompt import build_prompt, first_label_ids, label_loss
-from icr_app.anchors.reweighting import reweighted
-from icr_app.anchors.saliency import flow_scores, information_flow, position_sets, prompt_saliency, task_prompts
+from icr_app.analyses.anchors.compression import anchor_positions, compression_experiment, fixed_demo_prompts
+from icr_app.analyses.anchors.confusion import confusion_experiment
+from icr_app.analyses.anchors.flow_views import anchor_flow_figure, flow_curves_figure
+from icr_app.analyses.anchors.isolation import isolate, isolation_experiment
+from icr_app.analyses.anchors.prefix import answer_logits, demo_cache, shared_prefix
+from icr_app.analyses.anchors.prompt import build_prompt, first_label_ids, label_loss
+from icr_app.analyses.anchors.reweighting import reweighted
+from icr_app.analyses.anchors.saliency import (
+    flow_scores,
+    information_flow,
+    position_sets,
+    prompt_saliency,
+    task_prompts,
+)
+from icr_app.analyses.anchors.views import compression_figure, confusion_figure, isolation_figure
 from icr_app.cli import main
-from icr_app.hooks import attention_function
-from icr_app.prompts import Template
-from icr_app.scoring import encode, prefill
-from icr_app.tasks import Example, builtin_task, load_task
-from icr_app.views.anchors import compression_figure, confusion_figure, isolation_figure
-from icr_app.views.flow import anchor_flow_figure, flow_curves_figure
+from icr_app.core.attention import attend, attention_weights
+from icr_app.core.prompts import Template
+from icr_app.core.scoring import encode, prefill
+from icr_app.core.tasks import Example, builtin_task, load_task
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +71,14 @@ def test_saliency_matches_finite_difference(monkeypatch):
 
     def loss_with(eps: float) -> float:
         def scaled(module, query, key, value, attention_mask, scaling=None, **_):
-            w = attention_weights(module, query, key, attention_mask, scaling)
+            w = attention_weights(query, key, attention_mask, scaling)
             if module.layer_idx == layer:
                 w = w.clone()
                 w[:, :, i, j] *= 1 + eps
-            return attend(module, w, value), None
+            return attend(w, value), None
 
-        with torch.no_grad(), attention_function(lm.model, "test-scaled", scaled):
-            logits = lm.model(input_ids=torch.tensor([p.input_ids])).logits[:, -1]
+        with torch.no_grad():
+            logits = lm.model(input_ids=torch.tensor([p.input_ids]), attention_edit=scaled).logits[:, -1]
         return label_loss(logits, label_ids, gold).item()
 
     eps = 1e-5
@@ -115,12 +119,9 @@ def test_isolation_k0_changes_nothing_and_padding_is_respected(lm, prompts):
     rows, lengths = [p.label_positions for p in prompts], [len(p) for p in prompts]
     with torch.no_grad():
         plain = prefill(lm, enc)
-        with isolate(lm, rows, lengths, set()):
-            same = prefill(lm, enc)
-        with isolate(lm, rows, lengths, {0, 1}):
-            cut = prefill(lm, enc)
-        with isolate(lm, rows[-1:], lengths[-1:], {0, 1}):
-            alone = prefill(lm, encode(lm, [prompts[-1].text]))
+        same = prefill(lm, enc, intervention=isolate(rows, lengths, set()))
+        cut = prefill(lm, enc, intervention=isolate(rows, lengths, {0, 1}))
+        alone = prefill(lm, encode(lm, [prompts[-1].text]), intervention=isolate(rows[-1:], lengths[-1:], {0, 1}))
     torch.testing.assert_close(same, plain)
     assert (cut - plain).abs().max() > 1e-4
     torch.testing.assert_close(alone[0], cut[-1], atol=1e-4, rtol=1e-4)
@@ -151,7 +152,7 @@ def test_reweighting_zero_beta_is_identity_and_beta_gets_gradient(lm, task):
     beta = torch.zeros(lm.n_layers, lm.n_heads, len(ps[0].demos), requires_grad=True)
     with torch.no_grad():
         plain = answer_logits(lm, demos, ps)
-    logits = answer_logits(lm, demos, ps, reweighted(lm, beta, ps[0].label_tokens))
+    logits = answer_logits(lm, demos, ps, reweighted(lm, beta, ps[0].label_tokens, demos.prefix_len))
     torch.testing.assert_close(logits, plain, atol=1e-4, rtol=1e-4)
     label_loss(logits, first_label_ids(lm, task.labels), torch.zeros(len(ps), dtype=torch.long)).backward()
     assert beta.grad is not None and beta.grad.abs().sum() > 0
@@ -169,10 +170,10 @@ def test_confusion_and_figures(lm, task, prompts):
     compression_figure(compression_experiment(lm, task, fixed_demo_prompts(lm, task, 2, None, 0, Template())[1]))
 
 
-def test_flow_cli_writes_per_layer_lists(lm, tmp_path, monkeypatch):
-    monkeypatch.setattr(commands, "load_model", lambda name: lm)
+def test_flow_cli_writes_per_layer_lists(lm, tiny_checkpoint, tmp_path):
     out = tmp_path / "flow.json"
-    assert main(["flow", "--data", "sentiment", "--n-prompts", "2", "--json", str(out)]) == 0
+    assert main(["flow", "--data", "sentiment", "--model", tiny_checkpoint, "--n-prompts", "2",
+                 "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     for k in ("S_wp", "S_pq", "S_ww"):
         assert len(data[k]) == lm.n_layers

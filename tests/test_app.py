@@ -1,19 +1,49 @@
-"""The Gradio app through its HTTP API (gradio_client), on the tiny model."""
+"""The Gradio app through its HTTP API (gradio_client), on the tiny model with a routing (non-zero) ICR router."""
 
 import concurrent.futures as cf
+import dataclasses
+import json
 
 import pytest
+import torch
 from gradio_client import Client, handle_file
+from test_icr import hash_encoder
 
-from icr_app.tasks import builtin_task
-from icr_app.ui import launch
+from icr_app.app import launch
+from icr_app.core.tasks import builtin_task
+from icr_app.methods import DEFAULT_PANELS, REGISTRY
+from icr_app.methods.icr import method as icr_method
+from icr_app.methods.icr.pids import extract_pids
+from icr_app.methods.icr.router import new_router
+
+SHOWN = list(DEFAULT_PANELS)
 
 
 @pytest.fixture(scope="module")
-def server(lm):
-    demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
-    yield demo.local_url
-    demo.close()
+def router(lm):
+    """A router whose α head is not zero, so ICR really changes the tiny model's attention."""
+    pids = extract_pids(lm, [builtin_task("sentiment"), builtin_task("antonyms")], rank=4, n_prompts=6, max_demos=4)
+    r = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=0)
+    torch.nn.init.normal_(r.net.alpha_mlp[-1].weight, std=2.0)
+    r.net.alpha_scale.fill_(50.0)  # the tiny random model's attention is flat: push hard enough to move answers
+    return r
+
+
+@pytest.fixture(scope="module")
+def server(lm, router):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(icr_method, "load_pretrained_router", lambda _lm: router)
+        icr_method._ROUTERS.clear()
+        demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
+        yield demo.local_url
+        demo.close()
+        icr_method._ROUTERS.clear()
+
+
+def _plot(fig: dict) -> dict:
+    """A gr.Plot value as the client gets it: the plotly figure's JSON."""
+    assert fig["type"] == "plotly"
+    return json.loads(fig["plot"])
 
 
 def _client(url: str, task: str) -> Client:
@@ -23,8 +53,7 @@ def _client(url: str, task: str) -> Client:
 
 
 def _answer(c: Client, method: str, query: str) -> tuple[str, str]:
-    args = (query,) if method == "site" else (query, 4, 0)
-    md, _fig, prompt = c.predict(*args, api_name=f"/answer_{method.replace('-', '_')}")
+    md, _fig, prompt = c.predict(query, 4, 0, SHOWN, api_name=f"/answer_{method.replace('-', '_')}")
     return md.split("\n")[1], prompt
 
 
@@ -38,6 +67,24 @@ def test_answers_follow_the_session_task(server):
     assert prompt.count("Output:") == 5
 
 
+def test_icr_panel_routes_and_shows_its_maps(server, lm, router):
+    """The ICR panel answers with the routed model: its label probabilities are the router's, not zero-shot's."""
+    from icr_app.methods.base import Answering
+    from icr_app.methods.icr.method import ICR
+    from icr_app.methods.zero_shot import ZeroShot
+
+    c = _client(server, "sentiment")
+    md, fig, prompt = c.predict("a dull and noisy film", 4, 0, SHOWN, api_name="/answer_icr")
+    assert prompt == "Input: a dull and noisy film\nOutput:"
+    shown = dict(zip(_plot(fig)["data"][0]["y"], _plot(fig)["data"][0]["x"]))  # label -> probability
+    answering = Answering.of(lm, builtin_task("sentiment"))
+    routed = ICR(lm, answering, router).predict(["a dull and noisy film"])[0].label_probs
+    plain = ZeroShot(lm, answering).predict(["a dull and noisy film"])[0].label_probs
+    assert shown == pytest.approx(routed, abs=1e-6) and routed != pytest.approx(plain, abs=5e-3)
+    alpha, gamma = c.predict("a dull and noisy film", api_name="/icr_maps")
+    assert len(_plot(alpha)["data"][0]["z"]) == len(router.layers)
+
+
 def test_bad_upload_is_a_clear_error(server, tmp_path):
     bad = tmp_path / "one.csv"
     bad.write_text("input,output\na,x\nb,x\nc,x\nd,x\ne,x\nf,x\ng,x\nh,x\n")
@@ -49,7 +96,7 @@ def test_bad_upload_is_a_clear_error(server, tmp_path):
 def test_empty_query_is_refused(server):
     c = _client(server, "sentiment")
     with pytest.raises(Exception, match="type a query first"):
-        c.predict("  ", 4, 0, api_name="/answer_zero_shot")
+        c.predict("  ", 4, 0, SHOWN, api_name="/answer_zero_shot")
 
 
 def _site_client(url: str, task: str) -> Client:
@@ -58,21 +105,33 @@ def _site_client(url: str, task: str) -> Client:
     return c
 
 
-def test_site_build_answer_and_artefact(server, tmp_path):
-    c = _site_client(server, "headline-topic")
-    md, _fig, prompt = c.predict("Rain delays the cup final", api_name="/answer_site")
+def test_site_build_answer_and_artefact(server, lm, tmp_path):
+    """Build SITE in the app, answer with it, download its file and load it back into another session: the
+    loaded task answers exactly as the built one; a session that built nothing has no SITE."""
+    from icr_app.methods.site.artefact import load_site
+
+    c = _client(server, "headline-topic")
+    head_map, info, download = c.predict(20, 0, api_name="/build_site")
+    assert "SITE for **headline-topic**" in info and len(_plot(head_map)["data"][0]["z"]) == lm.n_layers
+    md, _fig, prompt = c.predict("Rain delays the cup final", 4, 0, SHOWN, api_name="/answer_site")
     assert prompt == "Input: Rain delays the cup final\nOutput:"
-    assert md.split("\n")[1].strip("*") in {"sports", "business", "science", "politics"}
+    built_answer = md.split("\n")[1]
+    assert built_answer.strip("*") in {"sports", "business", "science", "politics"}
+    site = load_site(download, lm)  # the downloaded file is a valid SITE task for this model
+    assert site.meta.task == "headline-topic"
     fresh = _client(server, "headline-topic")
-    md, _fig, _prompt = fresh.predict("Rain delays the cup final", api_name="/answer_site")
-    assert "Build SITE" in md  # another session does not see this one's SITE task
+    md, _fig, _prompt = fresh.predict("Rain delays the cup final", 4, 0, SHOWN, api_name="/answer_site")
+    assert "not built" in md  # another session does not see this one's SITE task
+    fresh.predict(handle_file(download), api_name="/load_site")
+    md, _fig, _prompt = fresh.predict("Rain delays the cup final", 4, 0, SHOWN, api_name="/answer_site")
+    assert md.split("\n")[1] == built_answer
 
 
 def test_site_artefact_from_another_model_is_refused(server, tmp_path):
     from tiny import tiny_lm
 
-    from icr_app.site import SiteConfig, build_site
-    from icr_app.site_artefact import save_site
+    from icr_app.methods.site.artefact import save_site
+    from icr_app.methods.site.method import SiteConfig, build_site
 
     other = tiny_lm(n_layers=2)
     site = build_site(other, builtin_task("sentiment"), config=SiteConfig(n_prompts=4, n_demos=2, steps=2))
@@ -86,14 +145,15 @@ def test_site_artefact_from_another_model_is_refused(server, tmp_path):
 
 
 def test_concurrent_users_get_their_sequential_answers(server):
-    """8 users × 5 queries at once, mixing tasks and methods (SITE hooks included): same answers as alone."""
+    """8 users × 5 queries at once, mixing tasks and methods (SITE hooks and ICR's routed attention included):
+    every answer is the one that user gets alone."""
     tasks = ["sentiment", "emotion", "headline-topic", "antonyms"]
-    methods = ["zero-shot", "few-shot", "site", "site"]
+    methods = ["zero-shot", "few-shot", "site", "icr"]
     queries = ["the best day", "prices rise", "a storm hit", "I lost my keys", "hot"]
     jobs = [(tasks[u % 4], methods[(u + u // 4) % 4], q) for u in range(8) for q in queries]
     clients = {t: _site_client(server, t) for t in tasks}
     expected = {job: _answer(clients[job[0]], job[1], job[2]) for job in set(jobs)}
-    assert len({m for _, m, _ in jobs}) == 3
+    assert {m for _, m, _ in jobs} == set(methods)
 
     def user(u: int) -> list[tuple]:
         task, method = tasks[u % 4], methods[(u + u // 4) % 4]
@@ -107,29 +167,62 @@ def test_concurrent_users_get_their_sequential_answers(server):
         assert got == expected[job], job
 
 
+def test_a_method_that_cannot_answer_says_why_in_its_panel(server, monkeypatch):
+    """A method whose build fails says why in its own panel; the other panels still answer."""
+    def refuse(ctx, config):
+        raise ValueError("no router can serve this task")
+
+    monkeypatch.setitem(REGISTRY, "icr", dataclasses.replace(REGISTRY["icr"], build=refuse))
+    c = _client(server, "sentiment")
+    md, _fig, _prompt = c.predict("fine", 4, 0, SHOWN, api_name="/answer_icr")
+    assert "cannot answer: no router can serve this task" in md
+    pred, _ = _answer(c, "zero-shot", "fine")
+    assert pred.strip("*") in {"positive", "negative"}
+
+
 def test_batch_of_queries(server):
     c = _site_client(server, "sentiment")
-    table = c.predict("\n".join(["great", "", "awful", "fine"]), 4, 0, api_name="/answer_batch")
-    assert table["headers"][:4] == ["query", "zero-shot", "few-shot", "site"]
+    table = c.predict("\n".join(["great", "", "awful", "fine"]), 4, 0, SHOWN, api_name="/answer_batch")
+    assert table["headers"] == ["query", "zero-shot", "few-shot", "site", "icr"]
     assert [row[0] for row in table["data"]] == ["great", "awful", "fine"]
     assert {row[1] for row in table["data"]} <= {"positive", "negative"}
     single = [_answer(c, "site", q)[0].strip("*") for q in ("great", "awful", "fine")]
     assert [row[3] for row in table["data"]] == single
 
 
-@pytest.mark.parametrize("kind", ["re-weighting", "compression", "confusion"])
-def test_anchor_experiments_render(server, kind):
+def test_anchor_experiments_render(server, lm):
+    """Each experiment's figure carries its numbers: re-weighting's before/after accuracies, compression's three
+    variants (the full cache agrees with full few-shot), confusion's label-by-label matrices."""
     c = _client(server, "sentiment")
-    fig = c.predict(kind, 8, 2, 0, api_name="/anchor_experiment")
-    assert fig["type"] == "plotly" and "data" in fig["plot"]
+    fig = _plot(c.predict("re-weighting", 8, 2, 0, api_name="/anchor_experiment"))
+    before, after = (bar["y"][0] for bar in fig["data"])
+    assert 0 <= before <= 1 and 0 <= after <= 1
+    fig = _plot(c.predict("compression", 8, 2, 0, api_name="/anchor_experiment"))
+    names = fig["data"][0]["x"]
+    assert names == ["full few-shot", "full cache", "anchors cache"]
+    loyalty = dict(zip(names, fig["data"][1]["y"]))
+    assert loyalty["full few-shot"] == 1.0 and loyalty["full cache"] == 1.0
+    fig = _plot(c.predict("confusion", 8, 2, 0, api_name="/anchor_experiment"))
+    predicted, confusion = fig["data"][0]["z"], fig["data"][1]["z"]
+    assert len(predicted) == len(confusion) == 2 and sum(map(sum, confusion)) == 8
+    assert all(predicted[i][i] == pytest.approx(1.0) for i in range(2))
 
 
-def test_mechanism_views_render(server):
+def test_mechanism_views_render(server, lm):
+    """Flow curves: three flows per layer that sum to 1; the arc view draws the label words and the target;
+    isolation has its five conditions; rank-1's identity error sits far below the gap it closes."""
     c = _client(server, "sentiment")
     curves, arcs, _slider = c.predict(2, 2, 0, api_name="/flow")
-    assert "S_wp" in curves["plot"] and arcs["type"] == "plotly"
-    assert c.predict(1, 2, 0, api_name="/isolation")["type"] == "plotly"
-    figs = c.predict(1, 2, 0, api_name="/rank1")
-    assert len(figs) == 4 and all(f["type"] == "plotly" for f in figs)
+    flows = _plot(curves)["data"]
+    assert [f["name"].split("(")[-1].rstrip(")") for f in flows] == ["S_wp", "S_pq", "S_ww"]
+    for layer in range(lm.n_layers):
+        assert sum(f["y"][layer] for f in flows) == pytest.approx(1.0)
+    roles = {t.get("name") for t in _plot(arcs)["data"]}
+    assert {"label word", "target"} <= roles
+    iso = _plot(c.predict(1, 2, 0, api_name="/isolation"))
+    assert len(iso["data"][0]["x"]) == 5 and iso["data"][0]["y"][0] == 1.0  # unmodified model: loyal to itself
+    err, sv, norms, transfer = c.predict(1, 2, 0, api_name="/rank1")
+    patched, unpatched = (t["y"] for t in _plot(err)["data"][:2])
+    assert all(p < 1e-4 < u for p, u in zip(patched, unpatched))
     with pytest.raises(Exception, match="need a classification task"):
         _client(server, "antonyms").predict("confusion", 8, 2, 0, api_name="/anchor_experiment")

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from icr_app.ui import launch
+from icr_app.app import launch
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails

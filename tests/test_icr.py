@@ -7,20 +7,35 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import nullcontext
 
 import pytest
 import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
 from tiny import tiny_lm
 
+from icr_app.core.artefacts import FORMAT, ArtefactError, checksum
+from icr_app.core.attention import ATTENTION, additive_mask
+from icr_app.core.prompts import SHOTS, Template
+from icr_app.core.scoring import encode, label_set
+from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
-from icr_app.icr_io import ArtefactError
-from icr_app.icr_train import TrainConfig, ce_candidates, icr_loss, train_router, training_examples
-from icr_app.pids import PIDs, extract_pids, random_basis
-from icr_app.prompts import Template
-from icr_app.router import ICRRouter, RouterEnsemble, ensemble_folders, ensemble_routers, members, new_router
-from icr_app.routing import Routes, causal_mask, route_bias, routing
-from icr_app.scoring import encode, label_set
-from icr_app.tasks import builtin_task, split
+from icr_app.methods.base import Answering
+from icr_app.methods.icr import router as router_module
+from icr_app.methods.icr.method import ICR, ICRConfig
+from icr_app.methods.icr.pids import PIDs, extract_pids, random_basis
+from icr_app.methods.icr.router import (
+    ICRRouter,
+    RouterEnsemble,
+    ensemble_folders,
+    ensemble_routers,
+    members,
+    new_router,
+)
+from icr_app.methods.icr.routing import Routes, route_bias, routing
+from icr_app.methods.icr.train import TrainConfig, ce_candidates, icr_loss, train_router, training_examples
+from icr_app.methods.zero_shot import ZeroShot
 
 
 def hash_encoder(texts: list[str]) -> torch.Tensor:
@@ -44,9 +59,11 @@ def random_routes(lm, batch: int, rope: str, rows: str, alpha_scale: float = 1.0
     return Routes(layers, u_q, u_k, alpha, gamma, rope, rows)  # type: ignore[arg-type]
 
 
-def forward(lm, enc) -> torch.Tensor:
-    return lm.model(input_ids=enc.input_ids, attention_mask=enc.attention_mask,
-                    position_ids=enc.position_ids).logits
+def forward(lm, enc, intervention=None) -> torch.Tensor:
+    """All positions' logits, with `intervention` live (under the model's lock, as the runners do)."""
+    with lm.lock, intervention if intervention is not None else nullcontext({}) as extra:
+        return lm.model(input_ids=enc.input_ids, attention_mask=enc.attention_mask,
+                        position_ids=enc.position_ids, **extra).logits
 
 
 PROMPTS = ["Input: hot\nOutput:", "Input: a rather longer input sentence\nOutput:", "Input: x\nOutput:"]
@@ -61,11 +78,10 @@ def test_zero_bias_is_the_plain_model(lm, rope, rows, zero):
     base = forward(lm, enc)
     routes = random_routes(lm, 3, rope, rows, alpha_scale=0.0 if zero == "alpha" else 1.0,
                            gamma_scale=0.0 if zero == "gamma" else 1.0)
-    with lm.lock, routing(lm, routes):
-        routed = forward(lm, enc)
+    routed = forward(lm, enc, routing(lm, routes))
     real = enc.attention_mask.bool()
     assert (routed - base)[real].abs().max() <= 1e-6
-    assert lm.model.config._attn_implementation == "sdpa"
+    assert lm.model.config._attn_implementation == ATTENTION
 
 
 @pytest.mark.parametrize("rope", ["pre", "post"])
@@ -74,8 +90,7 @@ def test_bias_changes_output_keeps_causality_and_trains(lm, rope):
     routes = random_routes(lm, 1, rope, "all", alpha_scale=3.0)
     routes.alpha.requires_grad_(True)
     routes.gamma.requires_grad_(True)
-    with lm.lock, routing(lm, routes):
-        routed = forward(lm, enc)
+    routed = forward(lm, enc, routing(lm, routes))
     with torch.no_grad():
         base = forward(lm, enc)
     assert (routed[:, -1] - base[:, -1]).abs().max() > 1e-3
@@ -84,16 +99,21 @@ def test_bias_changes_output_keeps_causality_and_trains(lm, rope):
     # Changing the last token must not change earlier positions: the causal mask holds with the bias.
     ids = enc.input_ids.clone()
     ids[0, -1] = (ids[0, -1] + 1) % lm.model.config.vocab_size
-    with torch.no_grad(), lm.lock, routing(lm, random_routes(lm, 1, rope, "all", alpha_scale=3.0)):
-        other = lm.model(input_ids=ids, attention_mask=enc.attention_mask, position_ids=enc.position_ids).logits
+    with torch.no_grad(), lm.lock, routing(lm, random_routes(lm, 1, rope, "all", alpha_scale=3.0)) as extra:
+        other = lm.model(input_ids=ids, attention_mask=enc.attention_mask, position_ids=enc.position_ids,
+                         **extra).logits
     assert torch.allclose(other[:, :-1], routed[:, :-1].detach(), atol=1e-5)
 
 
-def test_causal_mask_without_a_mask_builder():
-    mask = causal_mask(torch.zeros(1, 1, 3, 4), torch.zeros(1, 1, 5, 4))
+def test_additive_mask_from_sdpa_masks():
+    """SDPA's mask builder leaves None for plain causal attention (last query row sees every key) and gives
+    booleans otherwise; routing adds its bias to the additive form of either."""
+    mask = additive_mask(None, torch.zeros(1, 1, 3, 4), torch.zeros(1, 1, 5, 4))
     assert mask.shape == (1, 1, 3, 5)
     assert (mask[0, 0] == 0).tolist() == [[True, True, True, False, False], [True, True, True, True, False],
                                           [True] * 5]
+    allowed = torch.tensor([[[[True, False], [True, True]]]])
+    assert ((additive_mask(allowed, torch.zeros(1, 1, 2, 4), torch.zeros(1, 1, 2, 4)) == 0) == allowed).all()
 
 
 def test_routing_is_per_row_and_removed_on_error(lm):
@@ -102,13 +122,12 @@ def test_routing_is_per_row_and_removed_on_error(lm):
     routes.alpha[1] = 0.0
     with torch.no_grad():
         base = forward(lm, enc)
-        with lm.lock, routing(lm, routes):
-            routed = forward(lm, enc)
+        routed = forward(lm, enc, routing(lm, routes))
     assert (routed[0, -1] - base[0, -1]).abs().max() > 1e-3
     assert (routed[1, -1] - base[1, -1]).abs().max() <= 1e-6
     with pytest.raises(RuntimeError), lm.lock, routing(lm, routes):
         raise RuntimeError("cancelled")
-    assert lm.model.config._attn_implementation == "sdpa"
+    assert lm.model.config._attn_implementation == ATTENTION
     assert all(not a.self_attn.q_proj._forward_hooks for a in lm.layers)
 
 
@@ -134,23 +153,27 @@ def test_pids_shapes_gqa_and_orthonormal(lm, pids):
     assert rnd.u_q.shape == pids.u_q.shape and not torch.allclose(rnd.u_q, pids.u_q)
 
 
-def test_pids_json_is_strict_and_a_constant_layer_has_no_energy_share(pids, tmp_path):
+def test_pids_json_is_strict_and_a_constant_layer_has_no_energy_share(lm, pids, tmp_path):
     """Layer 0's last-token q is the template's last token in every prompt: centred it is zero, not NaN."""
-    pids.save(tmp_path)
+    pids.save(tmp_path, lm.fingerprint)
 
     def refuse(name: str) -> None:
-        raise AssertionError(f"{name} in pids.json")
+        raise AssertionError(f"{name} in the PIDs' metadata")
 
-    meta = json.loads((tmp_path / "pids.json").read_text(), parse_constant=refuse)
+    with safe_open(str(tmp_path / "pids.safetensors"), framework="pt") as f:
+        meta = json.loads(f.metadata()["meta"], parse_constant=refuse)
     assert meta["energy_kept_q"][0] is None
     assert all(0 < share <= 1 for share in meta["energy_kept_q"][1:] + meta["energy_kept_k"][1:])
 
 
 def test_a_nan_in_artefact_json_is_refused_on_load(lm, pids, tmp_path):
-    """Refused when read, not when training saves it back twenty minutes later (it happened once)."""
-    pids.save(tmp_path)
-    path = tmp_path / "pids.json"
-    path.write_text(path.read_text().replace("null", "NaN", 1))
+    """Refused when read, not when training would save it back much later."""
+    path = tmp_path / "pids.safetensors"
+    meta = json.dumps(pids.meta).replace("null", "NaN", 1)
+    tensors = {"u_q": pids.u_q, "u_k": pids.u_k}
+    header = {"format": FORMAT, "kind": "pids", "fingerprint": lm.fingerprint, "sha256": checksum(tensors),
+              "meta": meta}
+    save_file(tensors, str(path), metadata=header)
     with pytest.raises(ArtefactError, match="holds NaN, which is not valid JSON"):
         PIDs.load(tmp_path, lm)
 
@@ -196,17 +219,13 @@ def test_ensemble_routes_with_the_mean_bias_in_the_model(lm, pids):
     texts = [p[7:-8] for p in PROMPTS]
     enc = encode(lm, PROMPTS)
     alpha, gamma = router.route(texts)
-    with torch.no_grad(), lm.lock:
-        with router.intervention(texts):
-            alone = forward(lm, enc)
-        with ensemble_routers([router]).intervention(texts):
-            one = forward(lm, enc)
-        with ensemble_routers([router, router, router]).intervention(texts):
-            three = forward(lm, enc)
-        with ensemble_routers([router, zero]).intervention(texts):  # half the bias: the α of `router` halved
-            half = forward(lm, enc)
-        with routing(lm, router.routes(alpha / 2, gamma)):
-            halved = forward(lm, enc)
+    with torch.no_grad():
+        alone = forward(lm, enc, router.intervention(texts))
+        one = forward(lm, enc, ensemble_routers([router]).intervention(texts))
+        three = forward(lm, enc, ensemble_routers([router, router, router]).intervention(texts))
+        # half the bias: the α of `router` halved
+        half = forward(lm, enc, ensemble_routers([router, zero]).intervention(texts))
+        halved = forward(lm, enc, routing(lm, router.routes(alpha / 2, gamma)))
     real = enc.attention_mask.bool()
     assert (alone - forward(lm, enc))[real].abs().max() > 1e-3
     for other in (one, three):
@@ -242,7 +261,7 @@ def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
     ensemble_folders(lm, folders[:1], tmp_path / "one", encoder=hash_encoder, alpha_scale=0.5)  # rescale one router
     one = ICRRouter.load(tmp_path / "one", lm, encoder=hash_encoder)
     assert torch.allclose(one.route(["great film"])[0], 0.5 * alpha[:, 0])
-    from icr_app.views.icr import routing_figures
+    from icr_app.methods.icr.view import routing_figures
 
     alpha_fig, gamma_fig = routing_figures(again, "great film")
     assert "mean of 2 routers" in alpha_fig.layout.title.text
@@ -259,9 +278,10 @@ def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
 
 
 def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, monkeypatch, capsys):
-    from icr_app import cli, router
+    from icr_app import cli
+    from icr_app.methods.icr import commands, router
 
-    monkeypatch.setattr(cli, "load_model", lambda _name: lm)
+    monkeypatch.setattr(commands, "load_model", lambda _name: lm)
     monkeypatch.setattr(router, "minilm_encoder", lambda: hash_encoder)
     for seed in (0, 1):
         trained_like(lm, pids, seed).save(tmp_path / f"seed{seed}")
@@ -281,8 +301,7 @@ def test_untrained_router_is_zero_shot(lm, pids):
     enc = encode(lm, PROMPTS)
     with torch.no_grad():
         base = forward(lm, enc)
-        with lm.lock, router.intervention([p[7:-8] for p in PROMPTS]):
-            routed = forward(lm, enc)
+        routed = forward(lm, enc, router.intervention([p[7:-8] for p in PROMPTS]))
     assert (routed - base)[enc.attention_mask.bool()].abs().max() <= 1e-6
 
 
@@ -298,7 +317,7 @@ def sharp_lm():
     return lm
 
 
-def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_path):
+def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_path, monkeypatch):
     lm = sharp_lm
     cfg = TrainConfig(rank=4, layers=[2, 3], pid_prompts=4, max_demos=4, examples_per_domain=16, holdout=8,
                       epochs=8, lr=1e-2, checkpoint_every=2)
@@ -329,15 +348,29 @@ def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_
 
     with pytest.raises(Stop):
         train_router(lm, tiny_tasks, tmp_path / "b", cfg, hash_encoder, progress=stop_after(5))
-    assert lm.model.config._attn_implementation == "sdpa"
+    assert not any(m._forward_hooks for m in lm.model.modules())
     resumed = train_router(lm, tiny_tasks, tmp_path / "b", cfg, hash_encoder)
     done = ICRRouter.load(tmp_path / "a", lm, encoder=hash_encoder)
     for a, b in zip(done.net.state_dict().values(), resumed.net.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-5)
 
-    report = evaluate(lm, builtin_task("emotion"), ["zero-shot", "icr"], n_test=8, icr_router=str(tmp_path / "a"),
-                      batch_size=4, icr_encoder=hash_encoder)
-    assert report.methods["icr"].n == 8
+    # The saved router serves eval: its per-item results are the trained router's own predictions, and on the
+    # prompts it was trained on the gold label gets more probability than under zero-shot (it learnt them).
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+    task = tiny_tasks[0]
+    report = evaluate(lm, task, ["zero-shot", "icr"], n_test=cfg.holdout, batch_size=4,
+                      configs={"icr": ICRConfig(router=str(tmp_path / "a"))})
+    assert not report.failed and report.methods["icr"].n == cfg.holdout
+    train, test = split(task, cfg.holdout, seed=0, min_train=SHOTS)
+    answering = Answering.of(lm, train)
+    direct = ICR(lm, answering, done).predict(test.inputs, batch_size=4)
+    assert report.methods["icr"].correct == [p.prediction == y for p, y in zip(direct, test.outputs)]
+    seen = training_examples(lm, [task], cfg, hash_encoder, Template(), lambda it, **_: it).prompts
+    trained_on = [e for e in train.examples if Template().zero_shot(e.input) in set(seen)]
+    queries = [e.input for e in trained_on]
+    gold = {name: sum(p.label_probs[e.output] for p, e in zip(method.predict(queries), trained_on))
+            for name, method in (("zero-shot", ZeroShot(lm, answering)), ("icr", ICR(lm, answering, done)))}
+    assert len(queries) >= 8 and gold["icr"] > gold["zero-shot"] + 0.02 * len(queries), gold
 
 
 def test_label_restricted_ce(lm, tiny_tasks):
@@ -401,8 +434,8 @@ def test_two_processes_train_like_one_with_the_global_batch(lm, tmp_path):
 
 @pytest.mark.slow
 def test_real_encoder_and_pretrained_router(real_lm):
-    from icr_app.router import load_pretrained_router
-    from icr_app.views.icr import routing_figures
+    from icr_app.methods.icr.router import load_pretrained_router
+    from icr_app.methods.icr.view import routing_figures
 
     router = load_pretrained_router(real_lm)
     alpha, gamma = router.route(["The film was a delight.", "wallet"])

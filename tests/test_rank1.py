@@ -4,13 +4,10 @@ import json
 
 import pytest
 import torch
-from tiny import tiny_tokenizer
-from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+from tiny import family_lm
 
 from icr_app import cli
-from icr_app.models import wrap
-from icr_app.prompts import Template
-from icr_app.rank1 import (
+from icr_app.analyses.rank1.analysis import (
     Rank1Patch,
     Rank1Setup,
     as_dtype,
@@ -19,13 +16,14 @@ from icr_app.rank1 import (
     query_states,
     rank1_analysis,
 )
-from icr_app.tasks import builtin_task, load_task
-from icr_app.views.rank1 import (
+from icr_app.analyses.rank1.views import (
     error_by_layer_figure,
     norm_vs_demos_figure,
     singular_values_figure,
     transfer_figure,
 )
+from icr_app.core.prompts import Template
+from icr_app.core.tasks import builtin_task, load_task
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +53,7 @@ def test_patch_maps_context_free_input_to_context_input(lm, setup):
     for layer in range(lm.n_layers):
         patch = make_patch(lm, layer, ctx, free)
         mlp = lm.layers[layer].mlp
+        assert set(patch.u) == {"gate", "up"}
         for proj, w in (("gate", mlp.gate_proj.weight), ("up", mlp.up_proj.weight)):
             assert torch.allclose((w + patch.delta(proj)) @ free.mlp_in[layer], w @ ctx.mlp_in[layer], atol=1e-6)
             assert torch.linalg.matrix_rank(patch.delta(proj)) == 1  # fp32 tolerance: rounding is no rank
@@ -62,7 +61,8 @@ def test_patch_maps_context_free_input_to_context_input(lm, setup):
 
 
 def test_singular_values_show_rank_one(report):
-    for sig in report.sigma_gate + report.sigma_up:
+    assert set(report.sigma) == {"gate", "up"}
+    for sig in report.sigma["gate"] + report.sigma["up"]:
         assert sig[0] > 0 and sig[1] / sig[0] < 1e-5
 
 
@@ -82,8 +82,9 @@ def test_zero_patch_rerun_is_exact_and_weights_are_untouched(lm, setup):
 def test_demo_sweep_starts_at_zero_and_grows(report):
     sw = report.sweep
     assert sw.n_demos == [0, 1, 2, 3]
-    assert all(v == 0 for v in sw.gate_norm[0] + sw.up_norm[0] + sw.dh_norm[0])
-    assert all(v > 0 for row in sw.gate_norm[1:] + sw.up_norm[1:] + sw.dh_norm[1:] for v in row)
+    gate, up = sw.delta_norm["gate"], sw.delta_norm["up"]
+    assert all(v == 0 for v in gate[0] + up[0] + sw.dh_norm[0])
+    assert all(v > 0 for row in gate[1:] + up[1:] + sw.dh_norm[1:] for v in row)
 
 
 def test_patch_does_not_transfer_to_another_query(report):
@@ -97,14 +98,7 @@ def test_patch_does_not_transfer_to_another_query(report):
 
 def test_identity_holds_for_gemma3_blocks():
     """Gemma-3 norms the attention and MLP outputs and alternates sliding and global attention per block."""
-    tok = tiny_tokenizer()
-    torch.manual_seed(0)
-    cfg = Gemma3TextConfig(
-        vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, head_dim=16, sliding_window=8, layer_types=["sliding_attention", "full_attention"],
-        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=tok.eos_token_id,
-    )
-    gemma = wrap("tiny-gemma3", Gemma3ForCausalLM(cfg).float(), tok)
+    gemma = family_lm("gemma3", n_layers=2)
     rep = rank1_analysis(gemma, builtin_task("sentiment"), shots=3, n_transfer=1)
     assert max(rep.max_abs_error) <= 1e-5 and max(rep.max_ulp_error) <= 4
     assert rep.unpatched_error[1] > 1000 * rep.max_abs_error[1]  # the global block sees the demonstrations
@@ -143,15 +137,15 @@ def test_figures_build(report):
         singular_values_figure(report, 99)
 
 
-def test_cli_writes_per_layer_errors(lm, monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(cli, "load_model", lambda _name: lm)
+def test_cli_writes_per_layer_errors(lm, tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "r.json"
-    assert cli.main(["rank1", "--data", "sentiment", "--shots", "2", "--n-transfer", "1", "--json", str(out)]) == 0
+    assert cli.main(["rank1", "--data", "sentiment", "--model", tiny_checkpoint, "--shots", "2", "--n-transfer", "1",
+                     "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["layers"] == list(range(lm.n_layers)) and len(data["max_abs_error"]) == lm.n_layers
     assert "max over layers" in capsys.readouterr().out
-    assert cli.main(["rank1", "--data", "sentiment", "--layer", "1", "--shots", "2", "--n-transfer", "1",
-                     "--json", str(out)]) == 0
+    assert cli.main(["rank1", "--data", "sentiment", "--model", tiny_checkpoint, "--layer", "1", "--shots", "2",
+                     "--n-transfer", "1", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["layers"] == [1] and len(data["max_abs_error"]) == 1
 

@@ -5,12 +5,13 @@ from contextlib import contextmanager
 
 import pytest
 import torch
+from tiny import family_lm
 from tokenizers import normalizers
 from transformers import DynamicCache
 
-from icr_app.hooks import hooks
-from icr_app.prompts import answer_text
-from icr_app.scoring import LabelError, encode, generate, label_set, prefill, score_labels
+from icr_app.core.prompts import answer_text
+from icr_app.core.scoring import LabelError, encode, generate, label_set, label_trie, prefill, score_labels
+from icr_app.core.trace import Trace
 
 PROMPTS = ["Input: a truly wonderful film\nOutput:", "Input: bad\nOutput:", "Input: so-so acting, fine music\nOutput:"]
 
@@ -18,29 +19,56 @@ PROMPTS = ["Input: a truly wonderful film\nOutput:", "Input: bad\nOutput:", "Inp
 def test_label_probs_are_padding_invariant(lm):
     ls = label_set(lm, ["positive", "negative"])
     assert ls.first_token_unique
-    batched = score_labels(lm, PROMPTS, ls, ctx=_null())
-    single = torch.cat([score_labels(lm, [p], ls, ctx=_null()) for p in PROMPTS])
+    batched = score_labels(lm, PROMPTS, ls)
+    single = torch.cat([score_labels(lm, [p], ls) for p in PROMPTS])
     torch.testing.assert_close(batched, single, atol=1e-5, rtol=0)
     torch.testing.assert_close(batched.sum(-1), torch.ones(3))
 
 
-def _full_logprob(lm, prompt, label):
+def _full_logprob(lm, prompt, label, end_id=None):
+    """log p(label tokens [, end token] | prompt) from one plain forward pass of the whole sequence."""
     p_ids = lm.tokenizer(prompt)["input_ids"]
     l_ids = lm.tokenizer(answer_text(label), add_special_tokens=False)["input_ids"]
+    l_ids = l_ids + ([end_id] if end_id is not None else [])
     ids = torch.tensor([p_ids + l_ids])
     with torch.no_grad():
         logp = torch.log_softmax(lm.model(ids).logits[0].float(), -1)
     return sum(logp[len(p_ids) - 1 + j, t].item() for j, t in enumerate(l_ids))
 
 
-def test_colliding_first_tokens_use_full_sequence(lm):
-    labels = ["new york", "new jersey", "boston"]
-    ls = label_set(lm, labels)
+@pytest.mark.parametrize("labels", [["new york", "new jersey", "boston"],
+                                    ["new york", "new york city", "boston", "boston red sox", "paris"],
+                                    ["1", "10", "11", "12", "2"]])
+@pytest.mark.parametrize("end", [None, "\n\n"])
+def test_colliding_first_tokens_use_full_sequence(lm, labels, end):
+    """Shared prefixes and labels that are prefixes of others ("1" of "10"): the trie's one pass equals each
+    label scored alone, its end token included, so a short label is "it and stop", not a lower bound."""
+    ls = label_set(lm, labels, end=end)
     assert not ls.first_token_unique
-    probs = score_labels(lm, PROMPTS, ls, ctx=_null())
+    probs = score_labels(lm, PROMPTS, ls)
+    ends = ls.end_ids or [None] * len(labels)
     for row, prompt in zip(probs, PROMPTS):
-        ref = torch.softmax(torch.tensor([_full_logprob(lm, prompt, lab) for lab in labels]), -1)
+        ref = torch.softmax(torch.tensor([_full_logprob(lm, prompt, lab, e) for lab, e in zip(labels, ends)]), -1)
         torch.testing.assert_close(row, ref, atol=1e-4, rtol=0)
+
+
+def test_the_trie_shares_prefixes():
+    trie = label_trie(((5, 6, 7, 1), (5, 6, 8, 1), (5, 1), (9, 1)))
+    assert len(trie.tokens) == 5  # (5) (5 6) (5 6 7) (5 6 8) (9), and nothing twice; (5) serves three labels
+    assert trie.tokens.count(5) == 1 and trie.step_label.tolist().count(0) == 3
+
+
+def test_sliding_window_models_score_long_prompts_per_label():
+    """Gemma-3's sliding layers keep 7 keys: a prompt longer than that goes the per-label way, and both ways
+    equal each label scored alone."""
+    gemma = family_lm("gemma3")
+    labels = ["new york", "new york city", "boston"]
+    ls = label_set(gemma, labels, end="\n\n")
+    for prompt in ("Input: x\nOutput:", "Input: a rather long sentence that is longer than the window\nOutput:"):
+        probs = score_labels(gemma, [prompt], ls)[0]
+        ref = torch.softmax(torch.tensor([_full_logprob(gemma, prompt, lab, e) for lab, e in zip(labels, ls.end_ids)]),
+                            -1)
+        torch.testing.assert_close(probs, ref, atol=1e-4, rtol=0)
 
 
 def test_labels_that_tokenise_alike_are_refused(lm):
@@ -57,14 +85,14 @@ def test_greedy_generation_matches_transformers_generate(lm):
     ref = lm.model.generate(**ids, max_new_tokens=6, do_sample=False, pad_token_id=lm.tokenizer.pad_token_id)
     ref_ids = ref[0, ids["input_ids"].shape[1]:].tolist()
     ref_text = lm.tokenizer.decode(ref_ids, skip_special_tokens=True).split("\n")[0]
-    ours = generate(lm, [prompt], 6, ctx=_null())[0]
+    ours = generate(lm, [prompt], 6)[0]
     assert ours.first_token == ref_ids[0]
     assert ours.text == ref_text
 
 
 def test_batched_generation_equals_single(lm):
-    batched = generate(lm, PROMPTS, 5, ctx=_null())
-    single = [generate(lm, [p], 5, ctx=_null())[0] for p in PROMPTS]
+    batched = generate(lm, PROMPTS, 5)
+    single = [generate(lm, [p], 5)[0] for p in PROMPTS]
     assert [g.text for g in batched] == [g.text for g in single]
 
 
@@ -73,10 +101,10 @@ def test_intervention_is_active_during_prefill_only(lm):
 
     @contextmanager
     def count_layer0():
-        with hooks(post=[(lm.layers[0], lambda m, a, o: seen.append(a[0].shape[1]))]):
-            yield
+        with Trace({0: lm.layers[0]}, edit_input=lambda k, x: seen.append(x.shape[1]) or x):
+            yield {}
 
-    generate(lm, PROMPTS[:2], 4, ctx=count_layer0())
+    generate(lm, PROMPTS[:2], 4, count_layer0())
     enc = encode(lm, PROMPTS[:2])
     assert seen == [enc.input_ids.shape[1]]
     assert not lm.layers[0]._forward_hooks
@@ -90,7 +118,3 @@ def test_prefill_fills_cache(lm):
     assert logits.shape == (3, lm.model.config.vocab_size)
     assert cache.get_seq_length() == enc.input_ids.shape[1]
 
-
-@contextmanager
-def _null():
-    yield

@@ -2,7 +2,6 @@
 concurrency, and the CLI; one slow check on the real model."""
 
 import threading
-from contextlib import nullcontext
 from dataclasses import replace
 
 import pytest
@@ -10,16 +9,17 @@ import torch
 from tiny import tiny_lm
 
 from icr_app.cli import main
+from icr_app.core.artefacts import ArtefactError, ArtefactModelError
+from icr_app.core.scoring import encode, prefill
+from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
-from icr_app.hooks import o_proj_modules
-from icr_app.methods import ZeroShot
-from icr_app.scoring import encode, prefill
-from icr_app.site import SiteConfig, SiteMeta, SiteMethod, SiteModelError, SiteTask, build_site
-from icr_app.site_artefact import SiteArtefactError, load_site, save_site
-from icr_app.site_inject import inject
-from icr_app.site_train import PrefixPool
-from icr_app.tasks import builtin_task, split
-from icr_app.views.site import alpha_heatmap
+from icr_app.methods.base import Answering
+from icr_app.methods.site.artefact import load_site, save_site
+from icr_app.methods.site.inject import inject
+from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteTask, build_site
+from icr_app.methods.site.train import PrefixPool
+from icr_app.methods.site.view import alpha_heatmap
+from icr_app.methods.zero_shot import ZeroShot
 
 TINY = SiteConfig(n_prompts=4, n_demos=2, steps=6, batch_size=4, eval_every=2, patience=2, max_examples=20)
 
@@ -27,32 +27,35 @@ TINY = SiteConfig(n_prompts=4, n_demos=2, steps=6, batch_size=4, eval_every=2, p
 def fake_site(lm, task, alpha: torch.Tensor, seed: int = 0) -> SiteTask:
     """A SITE task with random embeddings and a chosen α (θ = logit α, so α = 0 and 1 are exact)."""
     gen = torch.Generator().manual_seed(seed)
-    base = ZeroShot(lm, task)
+    answering = Answering.of(lm, task)
     meta = SiteMeta(
-        fingerprint=lm.fingerprint, task=task.name, kind=task.kind, template={"query": base.template.query,
-        "sep": base.template.sep}, labels=task.labels if task.kind == "classification" else [],
-        max_new_tokens=base.max_new_tokens, n_prompts=0, n_demos=0, steps=0, best_step=0, train_loss=0.0,
-        val_loss=0.0, val_accuracy=0.0, build_s=0.0,
+        task=task.name, kind=task.kind, template={"query": answering.template.query, "sep": answering.template.sep},
+        labels=list(answering.labels), max_new_tokens=answering.max_new_tokens, n_prompts=0, n_demos=0, steps=0,
+        best_step=0, train_loss=0.0, val_loss=0.0, val_accuracy=0.0, build_s=0.0,
     )
     t = torch.randn(lm.n_layers, lm.n_heads, lm.head_dim, generator=gen) * 3
-    return SiteTask(t=t, theta=torch.logit(alpha.double()).float(), meta=meta)
+    return SiteTask(t=t, theta=torch.logit(alpha.double()).float(), meta=meta, fingerprint=lm.fingerprint)
 
 
 def o_proj_inputs(lm, prompts: list[str], ctx=None) -> list[torch.Tensor]:
     """Every layer's o_proj input as the layer saw it (after any injecting pre-hook)."""
     seen: list[torch.Tensor] = []
-    handles = [m.register_forward_hook(lambda m, args, out: seen.append(args[0].clone())) for m in o_proj_modules(lm)]
+    handles = [m.register_forward_hook(lambda m, args, out: seen.append(args[0].clone())) for m in head_outs(lm)]
     try:
-        with torch.no_grad(), ctx or nullcontext():
-            prefill(lm, encode(lm, prompts))
+        with torch.no_grad():
+            prefill(lm, encode(lm, prompts), intervention=ctx)
     finally:
         for h in handles:
             h.remove()
     return seen
 
 
+def head_outs(lm) -> list:
+    return [lm.adapter.head_out(layer) for layer in range(lm.n_layers)]
+
+
 def no_hooks_left(lm) -> bool:
-    return all(not m._forward_pre_hooks and not m._forward_hooks for m in o_proj_modules(lm))
+    return all(not m._forward_pre_hooks and not m._forward_hooks for m in head_outs(lm))
 
 
 @pytest.mark.parametrize("name", ["sentiment", "antonyms"])
@@ -60,7 +63,7 @@ def test_alpha_zero_equals_zero_shot_exactly(lm, name):
     task = builtin_task(name)
     train, test = split(task, 8, seed=0)
     site = fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))
-    zs = ZeroShot(lm, train, labels=task.labels).predict(test.inputs, batch_size=3)
+    zs = ZeroShot(lm, Answering.of(lm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
     st = SiteMethod(lm, site).predict(test.inputs, batch_size=3)
     assert [p.prompt for p in st] == [p.prompt for p in zs]
     assert [p.generated for p in st] == [p.generated for p in zs]
@@ -92,7 +95,7 @@ def test_hooks_removed_when_a_call_raises(lm):
     site = fake_site(lm, task, torch.full((lm.n_layers, lm.n_heads), 0.7))
     before = o_proj_inputs(lm, ["Input: fine\nOutput:"])
     with pytest.raises(RuntimeError, match="cancelled"):
-        with inject(lm, site.t, site.alpha):
+        with lm.lock, inject(lm, site.t, site.alpha):
             assert not no_hooks_left(lm)
             raise RuntimeError("cancelled")
     assert no_hooks_left(lm)
@@ -118,7 +121,7 @@ def test_cached_prefix_matches_full_prompt(lm):
     with torch.no_grad():
         full = prefill(lm, encode(lm, [prompts[i] for i in rows]))
         cached = pool.last_logits(rows)
-        with inject(lm, site.t, site.alpha):
+        with lm.lock, inject(lm, site.t, site.alpha):
             full_inj = prefill(lm, encode(lm, [prompts[i] for i in rows]))
             cached_inj = pool.last_logits(rows)
     torch.testing.assert_close(cached, full, atol=1e-4, rtol=1e-4)
@@ -139,11 +142,12 @@ def test_build_trains_alpha_and_evaluates(lm, name):
     assert site.t.shape == (lm.n_layers, lm.n_heads, lm.head_dim) and site.theta.shape == (lm.n_layers, lm.n_heads)
     assert seen == [1, TINY.steps]  # stage-1 batches, then the training steps
     m = site.meta
-    assert m.kind == task.kind and m.fingerprint == lm.fingerprint and 0 <= m.best_step <= m.steps <= TINY.steps
+    assert m.kind == task.kind and site.fingerprint == lm.fingerprint and 0 <= m.best_step <= m.steps <= TINY.steps
     assert torch.isfinite(torch.tensor([m.train_loss, m.val_loss])).all()
     assert (m.labels == task.labels) == (task.kind == "classification")
-    rep = evaluate(lm, task, ["zero-shot", "site"], n_test=6, seed=0, shots=2, site_steps=2, site_prompts=2,
-                   site_demos=2)
+    rep = evaluate(lm, task, ["zero-shot", "site"], n_test=6, seed=0, shots=2,
+                   configs={"site": replace(TINY, steps=2, n_prompts=2, n_demos=2)})
+    assert not rep.failed
     assert rep.methods["site"].n == 6 and rep.methods["site"].latency_ratio_to_zero_shot > 0
     assert no_hooks_left(lm)
 
@@ -163,6 +167,7 @@ def test_save_load_round_trip_is_bit_exact(lm, tmp_path):
     path = save_site(site, tmp_path / "s.safetensors")
     back = load_site(path, lm)
     assert torch.equal(back.t, site.t) and torch.equal(back.theta, site.theta) and back.meta == site.meta
+    assert back.fingerprint == lm.fingerprint
     queries = task.inputs[:5]
     assert [p.label_probs for p in SiteMethod(lm, back).predict(queries)] == \
         [p.label_probs for p in SiteMethod(lm, site).predict(queries)]
@@ -172,10 +177,10 @@ def test_save_load_round_trip_is_bit_exact(lm, tmp_path):
 def test_wrong_model_is_refused(lm, tmp_path):
     other = tiny_lm(n_layers=2)
     path = save_site(fake_site(other, builtin_task("sentiment"), torch.rand(2, other.n_heads)), tmp_path / "o.st")
-    assert load_site(path).meta.fingerprint == other.fingerprint  # readable without a model
-    with pytest.raises(SiteModelError, match="built for model"):
+    assert load_site(path).fingerprint == other.fingerprint  # readable without a model
+    with pytest.raises(ArtefactModelError, match="made for model"):
         load_site(path, lm)
-    with pytest.raises(SiteModelError):
+    with pytest.raises(ArtefactModelError, match="built for model"):
         SiteMethod(lm, load_site(path))
 
 
@@ -192,9 +197,9 @@ def test_corrupted_and_truncated_files_are_refused(lm, tmp_path):
     for name, blob in cases.items():
         bad = tmp_path / f"{name}.safetensors"
         bad.write_bytes(blob)
-        with pytest.raises(SiteArtefactError):
+        with pytest.raises(ArtefactError):
             load_site(bad, lm)
-    with pytest.raises(SiteArtefactError, match="no such file"):
+    with pytest.raises(ArtefactError, match="no such file"):
         load_site(tmp_path / "missing.safetensors")
 
 
@@ -221,30 +226,37 @@ def test_two_tasks_from_two_threads_match_sequential(lm):
     assert no_hooks_left(lm)
 
 
-def test_cli_site_build(lm, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("icr_app.site_cli.load_model", lambda name: lm)
+def test_cli_site_build(tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "sent.safetensors"
-    assert main(["site", "build", "--data", "sentiment", "--out", str(out), "--site-prompts", "2",
-                 "--site-demos", "2", "--site-steps", "2"]) == 0
-    site = load_site(out, lm)
+    assert main(["site", "build", "--data", "sentiment", "--out", str(out), "--model", tiny_checkpoint,
+                 "--site-prompts", "2", "--site-demos", "2", "--site-steps", "2"]) == 0
+    site = load_site(out)
     assert (site.meta.n_prompts, site.meta.n_demos, site.meta.steps) == (2, 2, 2)
     assert "SITE task 'sentiment'" in capsys.readouterr().out
 
 
-def test_paper_preset():
-    paper = SiteConfig.from_opts({"site_paper": True, "site_steps": None})
+def test_paper_preset_and_flags():
+    from icr_app.cli import build_parser
+    from icr_app.cli.common import method_config
+    from icr_app.methods import REGISTRY
+
+    def config(*flags: str) -> SiteConfig:
+        return method_config(build_parser().parse_args(["eval", "--data", "x", *flags]), REGISTRY["site"])
+
+    paper = config("--site-paper")
     assert (paper.n_prompts, paper.n_demos, paper.steps, paper.batch_size) == (50, 10, 400, 1)
-    assert SiteConfig.from_opts({"site_prompts": 5}).n_prompts == 5
+    assert config("--site-paper", "--site-steps", "30").steps == 30 and config().steps == SiteConfig().steps
+    assert config("--site-prompts", "5").n_prompts == 5
 
 
 @pytest.mark.slow
 def test_real_model_alpha_zero_and_cached_prefix(real_lm):
     task = builtin_task("sentiment")
     site = fake_site(real_lm, task, torch.zeros(real_lm.n_layers, real_lm.n_heads))
-    prompts = [ZeroShot(real_lm, task).prompt(x, 0) for x in task.inputs[:4]]
+    prompts = [ZeroShot(real_lm, Answering.of(real_lm, task)).prompt(x) for x in task.inputs[:4]]
     with torch.no_grad():
         plain = prefill(real_lm, encode(real_lm, prompts))
-        with inject(real_lm, site.t, site.alpha):
-            assert torch.equal(prefill(real_lm, encode(real_lm, prompts)), plain)
+        assert torch.equal(prefill(real_lm, encode(real_lm, prompts), intervention=inject(real_lm, site.t,
+                                                                                           site.alpha)), plain)
         torch.testing.assert_close(PrefixPool(real_lm, prompts).last_logits(torch.arange(4)), plain,
                                    atol=1e-3, rtol=1e-4)

@@ -6,9 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from icr_app.demo_tasks import DEMO_TASKS
-from icr_app.router import TRAINING_DOMAINS
-from icr_app.tasks import MAX_BYTES, TaskError, builtin_task, load_task, make_task, parse_task_bytes, split
+from icr_app.core.tasks import (
+    MAX_BYTES,
+    TaskError,
+    builtin_names,
+    builtin_task,
+    load_task,
+    make_task,
+    parse_task_bytes,
+    split,
+)
+from icr_app.methods.icr.router import TRAINING_DOMAINS
 
 ROWS = [("good film", "positive"), ("dull plot", "negative")] * 5
 
@@ -95,7 +103,8 @@ def test_shared_fv_file_loads(shared_data):
 
 
 def test_builtin_tasks_are_big_enough():
-    for name in DEMO_TASKS:
+    assert builtin_names()[0] == "sentiment" and len(builtin_names()) == 17
+    for name in builtin_names():
         task = builtin_task(name)
         assert len(task.examples) >= 40, name
         assert len(set(task.inputs)) == len(task.inputs), name

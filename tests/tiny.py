@@ -1,23 +1,28 @@
-"""A tiny randomly initialised Llama-style model with a byte-level BPE tokenizer, built in ~1 s.
+"""Tiny randomly initialised models with a byte-level BPE tokenizer, built in well under a second.
 
-Used by the fast tests: real transformers code paths (GQA, RoPE, KV cache) at toy size, no download.
+Used by the fast tests: real transformers code paths (GQA, RoPE, KV cache, fused projections, sliding windows)
+at toy size, no download. `tiny_lm()` is the Llama-style model most tests use; `family_lm(name)` builds any
+supported family (`families.py`).
 """
 
 from __future__ import annotations
+
+import json
 
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from icr_app.demo_tasks import DEMO_TASKS
-from icr_app.models import LoadedModel, wrap
+from icr_app.core.models import LoadedModel, wrap
+from icr_app.core.tasks import BUILTIN_DIR
 
 TOKENIZER_TASKS = ("sentiment", "headline-topic", "antonyms", "country-capital", "past-tense", "emotion")
 
 
 def tiny_tokenizer() -> PreTrainedTokenizerFast:
     # A fixed corpus, so adding a built-in task does not change the tiny model every test was tuned on.
-    corpus = [f"Input: {x}\nOutput: {y}\n\n" for name in TOKENIZER_TASKS for x, y in DEMO_TASKS[name]]
+    rows = [r for name in TOKENIZER_TASKS for r in json.loads((BUILTIN_DIR / f"{name}.json").read_text())]
+    corpus = [f"Input: {r['input']}\nOutput: {r['output']}\n\n" for r in rows]
     tok = Tokenizer(models.BPE(unk_token=None))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -38,3 +43,10 @@ def tiny_lm(seed: int = 0, n_layers: int = 4, n_heads: int = 4, n_kv_heads: int 
     )
     model = LlamaForCausalLM(cfg).float()
     return wrap("tiny-llama", model, tok)
+
+
+def family_lm(family: str, seed: int = 0, n_layers: int = 4) -> LoadedModel:
+    from families import tiny_model
+
+    tok = tiny_tokenizer()
+    return wrap(f"tiny-{family}", tiny_model(family, tok, seed=seed, n_layers=n_layers), tok)

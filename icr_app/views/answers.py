@@ -27,7 +27,7 @@ def label_prob_bars(probs: dict[str, float] | None, title: str,
 
 def eval_bars(report: EvalReport) -> go.Figure:
     """Accuracy per method with the latency ratio to zero-shot in the hover and labels."""
-    names = list(report.methods)
+    names = [n for n, r in report.methods.items() if r.error is None]
     res = [report.methods[n] for n in names]
     ratios = [r.latency_ratio_to_zero_shot or float("nan") for r in res]
     fig = go.Figure(go.Bar(

@@ -1,0 +1,210 @@
+"""The top of the page: pick a task, ask a query, and see the chosen methods answer side by side.
+
+A method that costs nothing to build (zero-shot, few-shot, ICR) is built for each answer; the others are
+built once per task (Build button, or their own tab) and kept in the visitor's `built` state. A method that
+cannot answer says why in its own panel while the others answer.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
+from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
+from icr_app.methods import DEFAULT_PANELS, REGISTRY
+from icr_app.methods.base import Answering, BuildContext, Method, Prediction
+from icr_app.views.answers import label_prob_bars
+
+MAX_BATCH = 50
+NOT_BUILT = "not built for this task yet: press “Build selected methods”"
+
+
+@dataclass
+class Page:
+    """The components every tab reads: the visitor's task and built methods, the query and the run settings."""
+
+    task: gr.State
+    built: gr.State  # {method name: Method built on the current task}
+    query: gr.Textbox
+    shots: gr.Slider
+    seed: gr.Number
+    shown: gr.CheckboxGroup
+    ask: gr.Button
+    task_changed: list  # events that fire when the visitor's task changes (tabs reset what they showed)
+
+
+def task_table(task: Task) -> pd.DataFrame:
+    return pd.DataFrame({"input": task.inputs, "output": task.outputs})
+
+
+def describe(task: Task) -> str:
+    kind = (f"classification over {len(task.labels)} labels: {', '.join(task.labels[:12])}"
+            if task.kind == "classification" else "open task (answers are generated)")
+    return f"**{task.name}**: {len(task.examples)} examples; {kind}"
+
+
+def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method], shots: int, seed: int
+               ) -> Method | None:
+    """The method to answer with: built now when that is free, else the visitor's built one (or None)."""
+    spec = REGISTRY[name]
+    if not spec.instant:
+        return built.get(name)
+    context = BuildContext(ctx.lm, task, Answering.of(ctx.lm, task), seed=int(seed), shots=int(shots))
+    return spec.build(context, spec.config())
+
+
+def panel_text(name: str, method: Method, pred: Prediction, seconds: float) -> str:
+    spec = REGISTRY[name]
+    facts = [f"{seconds * 1000:.0f} ms", f"prompt {pred.prompt_tokens} tokens"]
+    if method.stored_parameters:
+        facts.append(f"{method.stored_parameters:,} stored parameters")
+    if method.trainable_parameters:
+        facts.append(f"{method.trainable_parameters:,} trained")
+    if method.build_s:
+        facts.append(f"built in {method.build_s:.1f} s")
+    return f"### {spec.title}\n**{pred.prediction or '(empty)'}**\n\n" + " · ".join(facts)
+
+
+def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int,
+                 seed: int) -> tuple[str, Any, str]:
+    """One method's answer to one query: (markdown, probability figure, prompt used); errors stay in the panel."""
+    title = REGISTRY[name].title
+    try:
+        method = method_for(ctx, name, task, built, shots, seed)
+    except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
+        return f"### {title}\n_cannot answer: {err}_", label_prob_bars(None, title, "not available"), ""
+    if method is None:
+        return f"### {title}\n_{NOT_BUILT}_", label_prob_bars(None, title, "not built yet"), ""
+    t0 = time.perf_counter()
+    pred = method.predict([query])[0]
+    return panel_text(name, method, pred, time.perf_counter() - t0), label_prob_bars(pred.label_probs, title), \
+        pred.prompt
+
+
+def build_section(ctx: AppContext) -> Page:
+    """Task picker, query, settings, the side-by-side panels and the batch table; returns what tabs share."""
+    lm = ctx.lm
+    first = builtin_task(DEFAULT_TASK)
+    task_state, built_state = gr.State(first), gr.State({})
+    with gr.Row():
+        builtin = gr.Dropdown(builtin_names(), value=DEFAULT_TASK, label="Built-in task")
+        upload = gr.File(label="…or upload CSV / TSV / JSON / JSONL (columns input, output)",
+                         file_types=[".csv", ".tsv", ".json", ".jsonl"], type="filepath")
+    info = gr.Markdown(describe(first))
+    with gr.Accordion("Examples (editable)", open=False):
+        table = gr.Dataframe(task_table(first), headers=["input", "output"], interactive=True, max_height=300,
+                             label="examples")
+        use_table = gr.Button("Use this table as the task")
+    with gr.Row():
+        query = gr.Textbox(label="Query", value="An absolute joy from start to finish.", lines=2, scale=4)
+        with gr.Column(scale=1):
+            shots = gr.Slider(1, 20, value=10, step=1, label="few-shot demonstrations")
+            seed = gr.Number(0, precision=0, label="seed")
+    shown = gr.CheckboxGroup([(spec.title, name) for name, spec in REGISTRY.items()], value=list(DEFAULT_PANELS),
+                             label="methods side by side")
+    with gr.Row():
+        ask = gr.Button("Answer", variant="primary")
+        build_btn = gr.Button("Build selected methods")
+        build_stop = gr.Button("Cancel build")
+    build_info = gr.Markdown("")
+    outputs: dict[str, list] = {}
+    columns = []
+    with gr.Row():
+        for name, spec in REGISTRY.items():
+            with gr.Column(min_width=220, visible=name in DEFAULT_PANELS) as col:
+                md = gr.Markdown(f"### {spec.title}")
+                plot = gr.Plot(label=f"{name} label probabilities")
+                with gr.Accordion("prompt used", open=False):
+                    prompt = gr.Textbox(lines=6, show_label=False, max_lines=20)
+                outputs[name] = [md, plot, prompt]
+            columns.append(col)
+    with gr.Accordion("A batch of queries", open=False):
+        batch = gr.Textbox(label="one query per line", lines=5)
+        ask_batch = gr.Button("Answer all")
+        batch_table = gr.Dataframe(label="predictions of the chosen methods (the built ones, for those that build)")
+
+    def load_builtin(name: str):
+        task = builtin_task(name)
+        return task, task_table(task), describe(task), {}
+
+    def load_upload(path: str | None):
+        if not path:
+            raise gr.Error("no file uploaded")
+        task = load_task(path)
+        return task, task_table(task), describe(task), {}
+
+    def load_table(df: pd.DataFrame):
+        if df is None or len(df.columns) < 2:
+            raise gr.Error("the table needs an input and an output column")
+        cells = df.iloc[:, :2].itertuples(index=False)
+        rows = [("" if x is None else str(x), "" if y is None else str(y)) for x, y in cells]
+        task = make_task("edited table", [r for r in rows if any(v.strip() for v in r)])
+        return task, describe(task), {}
+
+    def show(chosen: list[str]):
+        return [gr.update(visible=name in chosen) for name in REGISTRY]
+
+    def answerer(name: str):
+        def answer(task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str]):
+            if name not in chosen:
+                return gr.skip(), gr.skip(), gr.skip()
+            return answer_panel(ctx, name, task, built, clip_query(query), shots, seed)
+        return answer
+
+    def build_methods(task: Task, built: dict, chosen: list[str], shots: int, seed: int, request: gr.Request,
+                      progress: gr.Progress = gr.Progress()):  # noqa: B008
+        todo = [n for n in chosen if not REGISTRY[n].instant and n not in built]
+        built, notes = dict(built), []
+        for name in todo:
+            spec = REGISTRY[name]
+            step = ctx.progress(progress, request, "build", f"building {spec.title}")
+            context = BuildContext(lm, task, Answering.of(lm, task), seed=int(seed), shots=int(shots), progress=step)
+            t0 = time.perf_counter()
+            try:
+                method = spec.build(context, spec.config())
+            except gr.Error:
+                raise
+            except Exception as err:  # one method that cannot be built never stops the others
+                notes.append(f"{spec.title}: cannot be built for this task: {err}")
+                continue
+            method.build_s = time.perf_counter() - t0
+            built[name] = method
+            notes.append(f"{spec.title}: built in {method.build_s:.1f} s")
+        return built, "\n\n".join(notes) or "nothing to build: the chosen methods need no building"
+
+    def answer_batch(task: Task, built: dict, text: str, shots: int, seed: int, chosen: list[str]):
+        queries = [clip_query(q) for q in (text or "").splitlines() if q.strip()]
+        if not queries:
+            raise gr.Error("type one query per line")
+        if len(queries) > MAX_BATCH:
+            gr.Warning(f"only the first {MAX_BATCH} queries are answered")
+            queries = queries[:MAX_BATCH]
+        columns_out: dict[str, list[str]] = {"query": queries}
+        for name in chosen:
+            method = method_for(ctx, name, task, built, shots, seed)
+            if method is not None:
+                columns_out[name] = [p.prediction for p in method.predict(queries)]
+        return pd.DataFrame(columns_out)
+
+    reset = [task_state, table, info, built_state]
+    changed = [on(builtin.change, load_builtin, builtin, reset, "load_builtin", TASKS),
+               on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
+               on(use_table.click, load_table, table, [task_state, info, built_state], "load_table", TASKS)]
+    shown.change(show, shown, columns, queue=False)
+    inputs = [task_state, built_state, query, shots, seed, shown]
+    for name in REGISTRY:
+        key = name.replace("-", "_")
+        on(ask.click, answerer(name), inputs, outputs[name], f"answer_{key}")
+        on(query.submit, answerer(name), inputs, outputs[name], False)
+    on(build_btn.click, build_methods, [task_state, built_state, shown, shots, seed], [built_state, build_info],
+       "build_methods", JOBS)
+    ctx.cancel_button(build_stop, "build")
+    on(ask_batch.click, answer_batch, [task_state, built_state, batch, shots, seed, shown], batch_table,
+       "answer_batch")
+    return Page(task_state, built_state, query, shots, seed, shown, ask, changed)
+

@@ -1,0 +1,117 @@
+"""What every tab of the app shares: the model, each visitor's private state, cancelling, and event wiring.
+
+State that belongs to a visitor (their task, their built methods, their files, their cancel flags) lives in
+`gr.State` or is keyed by the browser session; the model is shared and every change to it is scoped by
+`LoadedModel.lock`, so visitors never see each other's hooks.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from icr_app.core.artefacts import ArtefactError
+from icr_app.core.models import LoadedModel
+from icr_app.core.progress import Cancelled
+from icr_app.core.scoring import LabelError
+from icr_app.core.tasks import TaskError
+
+MAX_QUERY_CHARS = 2000
+USER_ERRORS = (TaskError, LabelError, ArtefactError, ValueError)
+
+# Concurrency groups: reading a task file never waits behind the model; answers and long jobs queue apart,
+# so one visitor's SITE build does not hold up another's answer (both then take turns on the model's lock).
+TASKS, ANSWERS, JOBS = "tasks", "answers", "jobs"
+
+
+def clip_query(query: str) -> str:
+    query = (query or "").strip()
+    if not query:
+        raise gr.Error("type a query first")
+    if len(query) > MAX_QUERY_CHARS:
+        gr.Warning(f"the query was cut to its first {MAX_QUERY_CHARS} characters")
+        query = query[:MAX_QUERY_CHARS]
+    return query
+
+
+def user_errors(fn: Callable) -> Callable:
+    """Turn the backend's input errors into gr.Error, so the page shows the message and keeps its state."""
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Cancelled:
+            raise gr.Error("cancelled") from None
+        except USER_ERRORS as err:
+            raise gr.Error(str(err)) from None
+
+    return wrapped
+
+
+def _session(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or "local"
+
+
+@dataclass
+class AppContext:
+    """The shared model plus the per-session bookkeeping that the tabs' handlers use."""
+
+    lm: LoadedModel
+    _cancel: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
+    _dirs: dict[str, Path] = field(default_factory=dict)
+
+    def cancel_flag(self, request: gr.Request | None, kind: str) -> threading.Event:
+        """One flag per session and kind of job, so Cancel on one tab never stops another tab's job."""
+        return self._cancel.setdefault((_session(request), kind), threading.Event())
+
+    def session_dir(self, request: gr.Request | None) -> Path:
+        """A private temporary folder per browser session, removed when the session ends."""
+        key = _session(request)
+        if key not in self._dirs:
+            self._dirs[key] = Path(tempfile.mkdtemp(prefix="icl-lab-"))
+        return self._dirs[key]
+
+    def end_session(self, request: gr.Request) -> None:
+        key = _session(request)
+        for flag in [k for k in self._cancel if k[0] == key]:
+            self._cancel.pop(flag, None)
+        folder = self._dirs.pop(key, None)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def progress(self, progress: gr.Progress, request: gr.Request | None, kind: str,
+                 desc: str) -> Callable[..., Iterable]:
+        """A progress wrapper for the backend that also stops the job when the user pressed Cancel."""
+        flag = self.cancel_flag(request, kind)
+        flag.clear()
+
+        def wrap(it: Iterable, desc: str = desc, **_: object) -> Iterable:
+            for item in progress.tqdm(it, desc=desc):
+                if flag.is_set():
+                    raise Cancelled()
+                yield item
+
+        return wrap
+
+    def cancel_button(self, button: gr.Button, kind: str) -> None:
+        def cancel(request: gr.Request) -> None:
+            self.cancel_flag(request, kind).set()
+
+        button.click(cancel, None, None, queue=False, api_name=f"cancel_{kind}")
+
+
+def on(event: Callable, fn: Callable, inputs: Any, outputs: Any, api_name: str | bool, group: str = ANSWERS,
+       **kwargs: Any) -> Any:
+    """Wire a handler: input errors shown as messages, the handler queued in its concurrency group."""
+    return event(user_errors(fn), inputs, outputs, api_name=api_name, concurrency_id=group, **kwargs)

@@ -1,0 +1,99 @@
+"""Command line: `icl-lab eval ...` (or `python -m icr_app ...`), each method's own commands, the analyses, the app.
+
+`eval` takes one group of flags per registered method (`--<method>-<field>`, from its config dataclass);
+methods and analyses add their own subcommands; `app` serves the web page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from functools import partial
+from pathlib import Path
+
+from icr_app.cli.common import add_method_flags, add_task_args, method_config, tqdm_progress
+from icr_app.core.models import load_model
+from icr_app.core.paths import resolve
+from icr_app.core.prompts import SHOTS
+from icr_app.core.tasks import TaskError, load_task
+from icr_app.evaluate import EvalReport, evaluate
+from icr_app.methods import REGISTRY
+
+ANALYSES = ("icr_app.analyses.anchors.commands:add_commands", "icr_app.analyses.rank1.commands:add_commands")
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def format_table(report: EvalReport) -> str:
+    head = (f"{'method':<16} {'accuracy':>8} {'first-tok':>9} {'latency/q':>10} {'x zero-shot':>11} "
+            f"{'prompt tok':>10} {'build s':>8}")
+    lines = [f"task={report.task} model={report.model} kind={report.kind} n_test={report.n_test} seed={report.seed}",
+             head, "-" * len(head)]
+    for name, r in report.methods.items():
+        if r.error is not None:
+            lines.append(f"{name:<16} error: {r.error}")
+            continue
+        ratio = "-" if r.latency_ratio_to_zero_shot is None else f"{r.latency_ratio_to_zero_shot:.2f}x"
+        lines.append(f"{name:<16} {_fmt(r.accuracy, '>8.3f')} {_fmt(r.first_token_accuracy, '>9.3f')} "
+                     f"{r.latency_s * 1000:>8.1f}ms {ratio:>11} {r.mean_prompt_tokens:>10.1f} {r.build_s:>8.1f}")
+    return "\n".join(lines)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Exit status 0 when every method served the task, 1 when one failed (its error is in the table)."""
+    task = load_task(args.data, args.input_col, args.output_col, args.task_type)
+    lm = load_model(args.model)
+    names = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in names if m not in REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown method(s) {', '.join(unknown)}; available: {', '.join(REGISTRY)}")
+    configs = {name: method_config(args, REGISTRY[name]) for name in names}
+    report = evaluate(lm, task, names, n_test=args.n_test, seed=args.seed, shots=args.shots,
+                      batch_size=args.batch_size, configs=configs, progress=partial(tqdm_progress, desc="batches"))
+    print(format_table(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2))
+    return 1 if report.failed else 0
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    from icr_app.app import launch
+
+    launch(args.model, server_name=args.host, server_port=args.port)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="icl-lab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("eval", help="score methods side by side on a held-out split")
+    add_task_args(p)
+    p.add_argument("--methods", default="zero-shot,few-shot", help=f"comma list of: {', '.join(REGISTRY)}")
+    p.add_argument("--n-test", type=int, default=100, help="held-out queries scored (the rest trains)")
+    p.add_argument("--shots", type=int, default=SHOTS,
+                   help="demonstrations per few-shot prompt (few-shot, and the methods that show ICL prompts)")
+    p.add_argument("--batch-size", type=int, default=16, help="queries per forward pass")
+    p.add_argument("--json", default=None, help="write the numbers to this JSON file")
+    for spec in REGISTRY.values():
+        add_method_flags(p, spec)
+    p.set_defaults(func=cmd_eval)
+    for target in [spec.commands for spec in REGISTRY.values() if spec.commands] + list(ANALYSES):
+        resolve(target)(sub)
+    p = sub.add_parser("app", help="serve the web app")
+    p.add_argument("--model", default=None, help="the model to serve (default: $ICL_LAB_MODEL or smollm2-135m)")
+    p.add_argument("--host", default=None, help="address to listen on (default: Gradio's, 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default: Gradio's, 7860 or $GRADIO_SERVER_PORT)")
+    p.set_defaults(func=cmd_app)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (TaskError, ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2

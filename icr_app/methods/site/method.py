@@ -1,0 +1,190 @@
+"""SITE: soft head selection for ICL-derived task embeddings (Park et al., 2025; DESIGN.md §1).
+
+Stage 1 averages each head's last-token output over M few-shot prompts (the task embedding `t`);
+stage 2 (`train`) learns per-head weights α = sigmoid(θ) that mix `t` into zero-shot prompts;
+stage 3 (`SiteMethod`) injects once at the last prompt token, so answering costs about a zero-shot
+pass. A built task is a `SiteTask`; `artefact` saves and loads it.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import torch
+
+from icr_app.core.artefacts import ArtefactModelError
+from icr_app.core.models import LoadedModel
+from icr_app.core.progress import Progress, no_progress
+from icr_app.core.prompts import Template, sample_icl_prompts
+from icr_app.core.scoring import Intervention, LabelError, encode, first_token_id, prefill
+from icr_app.core.tasks import Example, Task, TaskKind
+from icr_app.core.trace import Trace
+from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods.site.inject import inject
+from icr_app.methods.site.train import PrefixPool, train_theta
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    """Defaults sized for 2 CPU cores; `paper()` is the paper's setting (M=50, N=10, 400 steps of batch 1)."""
+
+    n_prompts: int = field(default=32, metadata={"flag": "prompts",
+                                                 "help": "M, the few-shot prompts averaged into the task embedding"})
+    n_demos: int = field(default=8, metadata={"flag": "demos", "help": "N, demonstrations per prompt"})
+    steps: int = field(default=100, metadata={"help": "at most this many training steps of α"})
+    batch_size: int = field(default=16, metadata={"help": "zero-shot prompts per training step"})
+    lr: float = field(default=0.2, metadata={"help": "Adam learning rate of θ (α = sigmoid θ)"})
+    max_examples: int = field(default=160, metadata={
+        "help": "zero-shot training prompts (fit + validation) drawn from the examples"})
+    val_fraction: float = field(default=0.2, metadata={"help": "share of those kept to validate (early stopping)"})
+    eval_every: int = field(default=10, metadata={"help": "validate every this many steps"})
+    patience: int = field(default=3, metadata={"help": "stop after this many validations without improvement"})
+
+    @classmethod
+    def paper(cls) -> SiteConfig:
+        return cls(n_prompts=50, n_demos=10, steps=400, batch_size=1, eval_every=20, patience=5)
+
+
+@dataclass
+class SiteMeta:
+    """Everything needed to reuse a SITE task without its training data (stored in the artefact)."""
+
+    task: str
+    kind: TaskKind
+    template: dict[str, str]
+    labels: list[str]  # classification labels; empty for open tasks
+    max_new_tokens: int
+    n_prompts: int
+    n_demos: int
+    steps: int
+    best_step: int
+    train_loss: float
+    val_loss: float
+    val_accuracy: float
+    build_s: float
+    seed: int = 0
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def answering(self) -> Answering:
+        return Answering(self.kind, tuple(self.labels), Template(**self.template), self.max_new_tokens)
+
+
+@dataclass
+class SiteTask:
+    """Task embeddings `t` (L, H, d_h) and head-selection logits `theta` (L, H), both fp32 on CPU."""
+
+    t: torch.Tensor
+    theta: torch.Tensor
+    meta: SiteMeta
+    fingerprint: str
+
+    @property
+    def alpha(self) -> torch.Tensor:
+        return torch.sigmoid(self.theta)
+
+    def check_model(self, lm: LoadedModel) -> None:
+        """Embeddings only make sense in the model that produced them: same fingerprint, same head shapes."""
+        if self.fingerprint != lm.fingerprint or tuple(self.t.shape) != (lm.n_layers, lm.n_heads, lm.head_dim):
+            raise ArtefactModelError(
+                f"this SITE task was built for model {self.fingerprint} (embeddings {tuple(self.t.shape)}), "
+                f"but the loaded model is {lm.fingerprint} ({lm.n_layers}, {lm.n_heads}, {lm.head_dim}); "
+                "rebuild it for this model"
+            )
+
+
+@torch.no_grad()
+def task_embeddings(lm: LoadedModel, prompts: list[str], batch_size: int = 8,
+                    progress: Progress = no_progress) -> torch.Tensor:
+    """Mean over prompts of every head's output (the input of its output projection) at the last token,
+    (L, H, d_h) in fp32."""
+    total = torch.zeros(lm.n_layers, lm.n_heads, lm.head_dim, device=lm.device)
+    targets = {layer: lm.adapter.head_out(layer) for layer in range(lm.n_layers)}
+    order = sorted(prompts, key=len)  # similar lengths per batch: less padding
+    batches = [order[s: s + batch_size] for s in range(0, len(order), batch_size)]
+    for batch in progress(batches):
+        enc = encode(lm, batch)
+        with lm.lock, Trace(targets, retain_input=True) as trace:
+            prefill(lm, enc)
+        for layer in range(lm.n_layers):
+            x = trace[layer].input[:, -1].float()
+            total[layer] += x.reshape(x.shape[0], lm.n_heads, lm.head_dim).sum(0)
+    return (total / len(prompts)).cpu()
+
+
+def _holdout(train: Task, cfg: SiteConfig, seed: int) -> tuple[list[Example], list[Example]]:
+    """A seeded sample of at most `max_examples`, split into (fit, validation); both non-empty."""
+    pool = random.Random(seed).sample(list(train.examples), min(cfg.max_examples, len(train.examples)))
+    if len(pool) < 2:
+        raise ValueError("SITE needs at least 2 training examples (one to fit, one to validate)")
+    n_val = min(len(pool) - 1, max(1, round(cfg.val_fraction * len(pool))))
+    return pool[n_val:], pool[:n_val]
+
+
+def build_site(lm: LoadedModel, train: Task, answering: Answering | None = None, config: SiteConfig | None = None,
+               seed: int = 0, progress: Progress = no_progress) -> SiteTask:
+    """Run stages 1 and 2 on a task's examples; `progress` wraps the stage-1 batches, then the training steps."""
+    t0 = time.perf_counter()
+    cfg = config or SiteConfig()
+    answering = answering or Answering.of(lm, train)
+    base = Method(lm, answering)
+    t = task_embeddings(lm, sample_icl_prompts(train, base.template, cfg.n_prompts, cfg.n_demos, seed),
+                        progress=progress)
+    fit, val = _holdout(train, cfg, seed)
+    if base.label_set is not None and not base.label_set.first_token_unique:
+        raise LabelError("SITE trains on the first answer token, and two labels here share it; rename a label so "
+                         "that their first words differ")
+    candidates = None if base.label_set is None else torch.tensor(base.label_set.first_ids, device=lm.device)
+
+    def targets(examples: list[Example]) -> torch.Tensor:
+        ids = [first_token_id(lm, e.output) for e in examples]
+        if candidates is not None:  # index into the label-restricted logits
+            ids = [base.label_set.first_ids.index(i) for i in ids]
+        return torch.tensor(ids, device=lm.device)
+
+    def pool(examples: list[Example]) -> PrefixPool:
+        return PrefixPool(lm, [base.prompt(e.input) for e in examples])
+
+    theta, stats = train_theta(
+        lm, t, pool(fit), targets(fit), pool(val), targets(val), candidates, steps=cfg.steps,
+        batch_size=cfg.batch_size, lr=cfg.lr, eval_every=cfg.eval_every, patience=cfg.patience, seed=seed,
+        progress=progress,
+    )
+    meta = SiteMeta(
+        task=train.name, kind=answering.kind,
+        template={"query": answering.template.query, "sep": answering.template.sep},
+        labels=list(answering.labels), max_new_tokens=answering.max_new_tokens,
+        n_prompts=cfg.n_prompts, n_demos=cfg.n_demos, steps=stats.steps, best_step=stats.best_step,
+        train_loss=stats.train_loss, val_loss=stats.val_loss, val_accuracy=stats.val_accuracy,
+        build_s=time.perf_counter() - t0, seed=seed,
+    )
+    return SiteTask(t=t, theta=theta, meta=meta, fingerprint=lm.fingerprint)
+
+
+class SiteMethod(Method):
+    """Zero-shot prompts with the task embedding injected at the last token during prefill."""
+
+    name = "site"
+
+    def __init__(self, lm: LoadedModel, site: SiteTask) -> None:
+        site.check_model(lm)
+        super().__init__(lm, site.meta.answering())
+        self.site = site
+        self.stored_parameters = site.t.numel() + site.theta.numel()
+        self.trainable_parameters = site.theta.numel()
+
+    def intervention(self, queries: list[str]) -> Intervention:
+        return inject(self.lm, self.site.t, self.site.alpha)
+
+
+def build(ctx: BuildContext, config: SiteConfig) -> SiteMethod:
+    return SiteMethod(ctx.lm, build_site(ctx.lm, ctx.train, ctx.answering, config, ctx.seed, ctx.progress))
+
+
+PAPER = ("the paper's setting: M=50, N=10, 400 steps of batch 1", SiteConfig.paper)

@@ -1,0 +1,89 @@
+"""The package works installed, from any folder: built-in tasks, the shipped router and the app come with it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """`pip install --no-deps --target DIR .` from a copy of the checkout (so no build folder lands in it)."""
+    src, target = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("site")
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, check=True,
+                           capture_output=True, text=True).stdout.split()
+    for name in files:
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target",
+                    str(target), str(src)], check=True, capture_output=True, timeout=300)
+    return target
+
+
+def _run(installed: Path, elsewhere: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(installed)}
+    return subprocess.run([sys.executable, "-m", "icr_app", *args], cwd=elsewhere, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_installed_package_carries_its_data(installed, tmp_path):
+    assert (installed / "bin" / "icl-lab").is_file()
+    assert sorted(p.name for p in (installed / "icr_app" / "assets" / "icr" / "smollm2-135m").iterdir()) == [
+        "MANIFEST.md", "pids.safetensors", "router.safetensors"]
+    assert len(list((installed / "icr_app" / "assets" / "tasks").glob("*.json"))) == 17
+    probe = "import icr_app, icr_app.core.tasks as t; print(icr_app.__file__); print(t.builtin_task('spam').kind)"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(installed)},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(installed / "icr_app" / "__init__.py"), "classification"]
+
+
+def test_installed_app_serves_from_another_folder(installed, tmp_path, tiny_checkpoint):
+    from gradio_client import Client
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(installed)}
+    proc = subprocess.Popen([sys.executable, "-m", "icr_app", "app", "--model", tiny_checkpoint, "--host", "127.0.0.1",
+                             "--port", str(port)], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        client = None
+        for _ in range(240):
+            if proc.poll() is not None:
+                raise AssertionError(proc.stderr.read())
+            try:
+                client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+                break
+            except Exception:
+                time.sleep(0.5)
+        assert client is not None, "the installed app did not come up"
+        client.predict("sentiment", api_name="/load_builtin")
+        md, _fig, prompt = client.predict("I loved it", 4, 0, ["zero-shot"], api_name="/answer_zero_shot")
+        assert prompt == "Input: I loved it\nOutput:" and md.split("\n")[1].strip("*") in {"positive", "negative"}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_installed_eval_with_the_shipped_router(installed, tmp_path):
+    """The real model and the router shipped inside the package, run from a folder that holds nothing of ICL Lab."""
+    result = _run(installed, tmp_path, "eval", "--data", "sentiment", "--methods", "zero-shot,icr", "--n-test", "20",
+                  "--json", str(tmp_path / "r.json"))
+    assert result.returncode == 0, result.stderr
+    import json
+
+    methods = json.loads((tmp_path / "r.json").read_text())["methods"]
+    assert methods["icr"]["error"] is None and methods["icr"]["n"] == 20
+    assert methods["icr"]["correct"] != methods["zero-shot"]["correct"]  # the router changed some answers
