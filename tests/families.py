@@ -81,20 +81,10 @@ def tiny_config(family: str, tokenizer, n_layers: int = 4, **overrides):
     elif family == "olmo2":
         kw = dict(gqa)  # post-norm blocks, q/k RMSNorm over the whole projection: the only OLMo-2 layout
         cls = Olmo2Config
-    elif family == "gpt2":
-        kw = dict(
-            vocab_size=vocab,
-            n_embd=HIDDEN,
-            n_layer=n_layers,
-            n_head=HEADS,
-            n_inner=INTERMEDIATE,
-            n_positions=MAX_POSITIONS,
-            resid_pdrop=0.0,
-            embd_pdrop=0.0,
-            attn_pdrop=0.0,
-            tie_word_embeddings=True,
-            **ids,
-        )
+    elif family == "gpt2":  # GPT-2 names its shape fields its own way
+        names = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                 "intermediate_size": "n_inner", "max_position_embeddings": "n_positions"}
+        kw = {names.get(k, k): v for k, v in common.items()} | dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
         cls = GPT2Config
     elif family == "gpt_neox":
         kw = dict(

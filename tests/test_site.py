@@ -100,7 +100,7 @@ def test_hooks_removed_when_a_call_raises(lm):
             raise RuntimeError("cancelled")
     assert no_hooks_left(lm)
 
-    def cancel_at_third(it):
+    def cancel_at_third(it, **_):
         for i, x in enumerate(it):
             if i == 2:
                 raise RuntimeError("cancelled")
@@ -134,7 +134,7 @@ def test_build_trains_alpha_and_evaluates(lm, name):
     task = builtin_task(name)
     seen = []
 
-    def progress(it):
+    def progress(it, **_):
         seen.append(len(it))
         return it
 

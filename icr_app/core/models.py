@@ -83,25 +83,11 @@ class LoadedModel:
     # Hooks act on the shared module tree: whoever runs a forward pass with hooks live holds this lock.
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
-    @property
-    def layers(self) -> torch.nn.ModuleList:
-        return self.adapter.blocks
-
-    @property
-    def n_layers(self) -> int:
-        return self.adapter.n_layers
-
-    @property
-    def n_heads(self) -> int:
-        return self.adapter.n_heads
-
-    @property
-    def n_kv_heads(self) -> int:
-        return self.adapter.n_kv_heads
-
-    @property
-    def head_dim(self) -> int:
-        return self.adapter.head_dim
+    def __post_init__(self) -> None:
+        ad = self.adapter  # the shape facts every method reads, copied once
+        self.layers: torch.nn.ModuleList = ad.blocks
+        self.n_layers, self.n_heads = ad.n_layers, ad.n_heads
+        self.n_kv_heads, self.head_dim = ad.n_kv_heads, ad.head_dim
 
     @property
     def device(self) -> torch.device:

@@ -27,13 +27,20 @@ def _setup(args: argparse.Namespace) -> tuple[LoadedModel, Task]:
     return load_model(args.model), task
 
 
-def _write(args: argparse.Namespace, payload: Any) -> None:
-    if args.json:
-        Path(args.json).write_text(json.dumps(payload, indent=2))
+def _command(run: Callable[[argparse.Namespace, LoadedModel, Task], Any]) -> Callable[[argparse.Namespace], int]:
+    """The subcommand: load the task and the model, run the experiment (it prints its table), write its JSON."""
+
+    def command(args: argparse.Namespace) -> int:
+        lm, task = _setup(args)
+        payload = run(args, lm, task)
+        if args.json:
+            Path(args.json).write_text(json.dumps(payload, indent=2))
+        return 0
+
+    return command
 
 
-def cmd_flow(args: argparse.Namespace) -> int:
-    lm, task = _setup(args)
+def flow(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     prompts = task_prompts(lm, task, args.n_prompts, args.shots, args.seed)
     res = information_flow(lm, task, prompts, partial(args.progress, desc="prompts"))
     norm = res.normalised()
@@ -43,12 +50,10 @@ def cmd_flow(args: argparse.Namespace) -> int:
     for i in range(lm.n_layers):
         print(f"{i:>5} " + " ".join(f"{norm[k][i]:>6.3f}" for k in FLOWS))
     print(describe(res))
-    _write(args, res.to_json())
-    return 0
+    return res.to_json()
 
 
-def cmd_isolate(args: argparse.Namespace) -> int:
-    lm, task = _setup(args)
+def isolate(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     prompts = task_prompts(lm, task, args.n_test, args.shots, args.seed)
     rows = isolation_experiment(lm, prompts, task.labels, k=args.k, seed=args.seed, batch_size=args.batch_size,
                                 progress=partial(args.progress, desc="conditions"))
@@ -56,12 +61,10 @@ def cmd_isolate(args: argparse.Namespace) -> int:
     print(f"{'isolated':<14} {'layers':<9} {'loyalty':>8} {'accuracy':>8}")
     for r in rows:
         print(f"{r.condition:<14} {r.layers:<9} {r.loyalty:>8.3f} {r.accuracy:>8.3f}")
-    _write(args, {"task": task.name, "model": lm.name, "n": len(prompts), "k": args.k, "rows": rows_to_json(rows)})
-    return 0
+    return {"task": task.name, "model": lm.name, "n": len(prompts), "k": args.k, "rows": rows_to_json(rows)}
 
 
-def cmd_reweight(args: argparse.Namespace) -> int:
-    lm, task = _setup(args)
+def reweight(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     template = Template()
     train, prompts = fixed_demo_prompts(lm, task, args.n_test, None, args.seed, template)
     res = reweight_experiment(lm, task, train, prompts, template, per_class=args.per_class, epochs=args.epochs,
@@ -69,12 +72,10 @@ def cmd_reweight(args: argparse.Namespace) -> int:
                               progress=partial(args.progress, desc="epochs"))
     print(f"task={task.name} model={lm.name} held-out={res.n_test} train={res.n_train} "
           f"accuracy before={res.accuracy_before:.3f} after={res.accuracy_after:.3f} mean|β|={res.beta_abs_mean:.3f}")
-    _write(args, res.to_json())
-    return 0
+    return res.to_json()
 
 
-def cmd_compress(args: argparse.Namespace) -> int:
-    lm, task = _setup(args)
+def compress(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     _, prompts = fixed_demo_prompts(lm, task, args.n_test, args.shots, args.seed, Template())
     res = compression_experiment(lm, task, prompts, args.batch_size, partial(args.progress, desc="batches"))
     print(f"task={task.name} model={lm.name} n={res.n} demonstration tokens={res.prefix_tokens}")
@@ -82,12 +83,10 @@ def cmd_compress(args: argparse.Namespace) -> int:
     for name, v in res.variants.items():
         print(f"{name:<14} {v.cached_tokens:>6} {v.accuracy:>8.3f} {v.loyalty:>8.3f} {v.seconds:>8.2f} "
               f"{v.speedup:>7.2f}x")
-    _write(args, res.to_json())
-    return 0
+    return res.to_json()
 
 
-def cmd_confusion(args: argparse.Namespace) -> int:
-    lm, task = _setup(args)
+def confusion(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     prompts = task_prompts(lm, task, args.n_test, args.shots, args.seed)
     res = confusion_experiment(lm, task.name, prompts, task.labels, args.layer, args.rank, args.batch_size,
                                partial(args.progress, desc="batches"))
@@ -98,8 +97,7 @@ def cmd_confusion(args: argparse.Namespace) -> int:
         print(name)
         for lab, row in zip(res.labels, m):
             print(f"  {lab:>12} " + " ".join(f"{x:>6.2f}" if isinstance(x, float) else f"{x:>6d}" for x in row))
-    _write(args, res.to_json())
-    return 0
+    return res.to_json()
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -115,20 +113,20 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         return p
 
     shots_help = "demonstrations per prompt (default: one per class)"
-    p = add("flow", "saliency information flow S_wp, S_pq, S_ww per layer", cmd_flow, "--n-prompts", 20)
+    p = add("flow", "saliency information flow S_wp, S_pq, S_ww per layer", _command(flow), "--n-prompts", 20)
     p.add_argument("--shots", type=int, default=None, help=shots_help)
-    p = add("isolate", "block label words from earlier tokens in the first/last K layers", cmd_isolate,
+    p = add("isolate", "block label words from earlier tokens in the first/last K layers", _command(isolate),
             "--n-test", 100)
     p.add_argument("--shots", type=int, default=None, help=shots_help)
     p.add_argument("--k", type=int, default=5, help="number of layers isolated")
-    p = add("reweight", "learn anchor re-weighting β on 4 examples per class", cmd_reweight, "--n-test", 200)
+    p = add("reweight", "learn anchor re-weighting β on 4 examples per class", _command(reweight), "--n-test", 200)
     p.add_argument("--per-class", type=int, default=4)
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--lr", type=float, default=0.01)
     p = add("compress", "answer queries against a KV cache kept at label words and formatting only",
-            cmd_compress, "--n-test", 100)
+            _command(compress), "--n-test", 100)
     p.add_argument("--shots", type=int, default=None, help=shots_help)
-    p = add("confusion", "anchor distances vs the confusion matrix", cmd_confusion, "--n-test", 100)
+    p = add("confusion", "anchor distances vs the confusion matrix", _command(confusion), "--n-test", 100)
     p.add_argument("--shots", type=int, default=None, help=shots_help)
     p.add_argument("--layer", type=int, default=None, help="deep layer to read (default: the last)")
     p.add_argument("--rank", type=int, default=10, help="principal directions of the final queries")

@@ -5,13 +5,12 @@ layer, pool them over all prompts of all domains (the same number per domain) an
 per layer: U_q[l] (H·d_h × r) and U_k[l] (H_kv·d_h × r). Keys stay in the k_proj space (no GQA repeat), so
 the basis matches what routing projects.
 
-Both open questions are settled by measurement (BENCHMARKS.md "## ICR"). Pre-RoPE (default): rank-8
-pre-RoPE PIDs keep ~1.5x more of the ICL shift of q and k than post-RoPE ones (bench/icr_pid_variants.py).
-Centred (default): on capturing that shift the two are a tie, but the uncentred basis's first direction is
-the mean of q and k, whose projections are ~40 and ~18 against 1-7 for the other directions, so the bias
-along it is hundreds of logits per unit of α. With free α and γ on one task (bench/icr_capacity.py) routing
-on uncentred PIDs barely trains (FV sentiment stays at 0.44, present-past 0.00 -> 0.02); on centred PIDs it
-reaches 0.62 and 0.34. The uncentred second moment, which the theory uses, remains `centred=False`.
+Both open questions are settled by measurement (BENCHMARKS.md "## ICR"; `bench/icr_pid_variants.py`,
+`bench/icr_capacity.py`). Pre-RoPE (default): position-free, like vectors pooled over prompts of different
+lengths, and a rank-8 pre-RoPE basis keeps more of the ICL shift of q and k. Centred (default): the uncentred
+basis's first direction is the mean of q and k, whose projections dwarf the others', so the bias along it is
+hundreds of logits per unit of α and routing on it barely trains. The uncentred second moment, which the
+theory uses, remains `centred=False`.
 """
 
 from __future__ import annotations

@@ -186,8 +186,7 @@ def ensemble_folders(lm: LoadedModel, folders: list[str | Path], out: str | Path
     """Load the routers saved in `folders`, join them (`ensemble_routers`) and save the ensemble to `out`.
 
     `alpha_scale` replaces the members' α scale (training ends at 0.8): the mean of members that disagree is
-    smaller than any one of them, so the joined router may want a stronger push (measured for E5: 1.2-2.0 did
-    worse on the unseen tasks, BENCHMARKS.md "ICR, fifth pass"); None keeps theirs.
+    smaller than any one of them, so the joined router may want a stronger push; None keeps theirs.
     """
     if alpha_scale is not None and not 0 <= alpha_scale < float("inf"):
         raise ValueError(f"the α scale must be a finite number >= 0, not {alpha_scale}")

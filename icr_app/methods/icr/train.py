@@ -54,28 +54,37 @@ def _f(default, text: str):  # noqa: ANN001, ANN202 - a field with its help text
 
 @dataclass
 class TrainConfig:
+    # the PIDs and where routing acts
     rank: int = _f(8, "r, the PID directions per layer")
     layers: list[int] | None = _f(None, "comma-separated routed layers (default: the last third)")
     rows: Rows = _f("all", "route every query row ('all', measured better) or only the answer position")
     rope: Rope = _f("pre", "PIDs and routing on pre-RoPE ('pre') or rotated ('post') queries and keys")
-    ce: Literal["labels", "vocab"] = _f("labels", "classification CE over the labels' first tokens, or the vocab")
     centred: bool = _f(True, "centred PCA for the PIDs (the uncentred second moment barely trains)")
     basis: Literal["pids", "random"] = _f("pids", "PIDs, or random orthonormal bases (the paper's ablation)")
+    # the prompts the PIDs and the router learn from
     pid_prompts: int = _f(32, "few-shot prompts per domain for the PIDs")
     demos_per_class: int = _f(5, "demonstrations per class in those prompts")
     max_demos: int = _f(10, "at most this many demonstrations per prompt")
-    examples_per_domain: int = _f(800, "zero-shot training prompts per domain (more data trained better routers)")
+    examples_per_domain: int = _f(800, "zero-shot training prompts per domain, from each domain's train split "
+                                       "(more data trained better routers)")
     holdout: int = _f(100, "size of each domain's evaluation test split, kept out of training")
-    split_seed: int = _f(0, "the evaluation's split seed (evaluate's default), kept apart from the training seed")
+    split_seed: int = _f(0, "the seed of that split: the evaluation's (evaluate's default), kept apart from the "
+                            "training seed so that no training seed can draw test items")
+    # the optimiser
     epochs: int = _f(2, "passes over the training prompts")
     batch_size: int = _f(4, "prompts per step (per process)")
-    lr: float = _f(1e-3, "AdamW learning rate (the paper's 1e-4 barely moves a router trained on CPU-sized data)")
+    lr: float = _f(1e-3, "AdamW learning rate (the paper's 1e-4 is for thousands of prompts per domain; it "
+                         "barely moves a router trained on CPU-sized data)")
     weight_decay: float = _f(0.01, "AdamW weight decay")
     grad_clip: float = _f(1.0, "gradient norm clip")
+    # the loss
+    ce: Literal["labels", "vocab"] = _f("labels", "classification CE over the labels' first tokens, or the vocab")
     lambda_conf: float = _f(0.01, "weight of the confidence term ReLU(H(p_ICR) - H(p_zs))")
     lambda_spar: float = _f(1e-3, "weight of the depth-weighted |α| sparsity term")
     lambda_gate: float = _f(0.02, "weight of the |γ| gate term")
-    depth_weight_max: float = _f(3.0, "the sparsity weight of the deepest routed layer (rising from 1)")
+    depth_weight_max: float = _f(3.0, "the sparsity weight of the deepest routed layer, rising linearly from 1 "
+                                      "at the first routed layer")
+    # the router network and the run
     alpha_scale_start: float = _f(1.0, "α scale at the first step (annealed linearly)")
     alpha_scale_end: float = _f(0.8, "α scale at the last step, kept by the saved router")
     hidden: int = _f(256, "hidden width of the α and γ MLPs")
@@ -206,7 +215,7 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
     cfg = cfg or TrainConfig()
     out, template = Path(out), template or Template()
     encoder = encoder or router_module.minilm_encoder()
-    from accelerate import Accelerator  # 1.6 s to import: only when training
+    from accelerate import Accelerator  # slow to import: only when training
 
     accelerator = Accelerator()
     lm.model.to(accelerator.device)

@@ -17,12 +17,12 @@ from typing import Any
 import torch
 
 from icr_app.core.artefacts import ArtefactModelError
+from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_icl_prompts
-from icr_app.core.scoring import Intervention, LabelError, encode, first_token_id, prefill
+from icr_app.core.scoring import Intervention, LabelError, first_token_id
 from icr_app.core.tasks import Example, Task, TaskKind
-from icr_app.core.trace import Trace
 from icr_app.methods.base import Answering, BuildContext, Method
 from icr_app.methods.site.inject import inject
 from icr_app.methods.site.train import PrefixPool, train_theta
@@ -99,23 +99,12 @@ class SiteTask:
             )
 
 
-@torch.no_grad()
 def task_embeddings(lm: LoadedModel, prompts: list[str], batch_size: int = 8,
                     progress: Progress = no_progress) -> torch.Tensor:
     """Mean over prompts of every head's output (the input of its output projection) at the last token,
     (L, H, d_h) in fp32."""
-    total = torch.zeros(lm.n_layers, lm.n_heads, lm.head_dim, device=lm.device)
-    targets = {layer: lm.adapter.head_out(layer) for layer in range(lm.n_layers)}
-    order = sorted(prompts, key=len)  # similar lengths per batch: less padding
-    batches = [order[s: s + batch_size] for s in range(0, len(order), batch_size)]
-    for batch in progress(batches):
-        enc = encode(lm, batch)
-        with lm.lock, Trace(targets, retain_input=True) as trace:
-            prefill(lm, enc)
-        for layer in range(lm.n_layers):
-            x = trace[layer].input[:, -1].float()
-            total[layer] += x.reshape(x.shape[0], lm.n_heads, lm.head_dim).sum(0)
-    return (total / len(prompts)).cpu()
+    means = last_token_means(lm, prompts, head_outputs(lm), "input", batch_size, progress, "SITE: task embeddings")
+    return torch.stack([means[layer].reshape(lm.n_heads, lm.head_dim) for layer in range(lm.n_layers)])
 
 
 def _holdout(train: Task, cfg: SiteConfig, seed: int) -> tuple[list[Example], list[Example]]:
