@@ -19,6 +19,21 @@ def lm():
 
 
 @pytest.fixture(scope="session")
+def sharp_lm():
+    """A tiny model whose attention matters: with random q/k weights this small, attention is almost uniform
+    and whatever a method changes at one position barely reaches the others."""
+    import torch
+
+    lm = tiny_lm(seed=1)
+    with torch.no_grad():
+        for layer in lm.layers:
+            layer.self_attn.q_proj.weight.mul_(8.0)
+            layer.self_attn.k_proj.weight.mul_(8.0)
+        lm.model.get_input_embeddings().weight.mul_(3.0)
+    return lm
+
+
+@pytest.fixture(scope="session")
 def tiny_checkpoint(lm, tmp_path_factory) -> str:
     """The tiny model saved as a local checkpoint folder, for the CLI (which loads models by name or path)."""
     path = tmp_path_factory.mktemp("ckpt") / "tiny"

@@ -305,18 +305,6 @@ def test_untrained_router_is_zero_shot(lm, pids):
     assert (routed - base)[enc.attention_mask.bool()].abs().max() <= 1e-6
 
 
-@pytest.fixture(scope="module")
-def sharp_lm():
-    """A tiny model whose attention matters: random q/k weights are too small for routing to move logits."""
-    lm = tiny_lm(seed=1)
-    with torch.no_grad():
-        for layer in lm.layers:
-            layer.self_attn.q_proj.weight.mul_(8.0)
-            layer.self_attn.k_proj.weight.mul_(8.0)
-        lm.model.get_input_embeddings().weight.mul_(3.0)
-    return lm
-
-
 def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_path, monkeypatch):
     lm = sharp_lm
     cfg = TrainConfig(rank=4, layers=[2, 3], pid_prompts=4, max_demos=4, examples_per_domain=16, holdout=8,

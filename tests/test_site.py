@@ -3,6 +3,7 @@ concurrency, and the CLI; one slow check on the real model."""
 
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -10,14 +11,15 @@ from tiny import tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
-from icr_app.core.scoring import encode, prefill
-from icr_app.core.tasks import builtin_task, split
+from icr_app.core.scoring import LabelError, encode, prefill
+from icr_app.core.tasks import builtin_task, load_task, make_task, split
+from icr_app.core.trace import Trace
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.site.artefact import load_site, save_site
-from icr_app.methods.site.inject import inject
-from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteTask, build_site
-from icr_app.methods.site.train import PrefixPool
+from icr_app.methods.site.inject import inject, mix_at
+from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteTask, _examples, build_site
+from icr_app.methods.site.train import PrefixPool, Scorer, train_theta
 from icr_app.methods.site.view import alpha_heatmap
 from icr_app.methods.zero_shot import ZeroShot
 
@@ -260,3 +262,96 @@ def test_real_model_alpha_zero_and_cached_prefix(real_lm):
                                                                                            site.alpha)), plain)
         torch.testing.assert_close(PrefixPool(real_lm, prompts).last_logits(torch.arange(4)), plain,
                                    atol=1e-3, rtol=1e-4)
+
+
+MONTHS = Path(__file__).parents[1] / "bench" / "tasks" / "month-number.json"
+
+
+def test_shared_first_token_labels_build_with_the_answer_objective_and_not_the_first_token_one(lm):
+    """Labels 1-12 share first tokens (" 1" starts " 10"): the whole-answer objective builds on them and α = 0 is
+    still zero-shot exactly; the paper's first-token objective refuses them, clearly."""
+    task = load_task(MONTHS)
+    train, test = split(task, 8, seed=0)
+    answering = Answering.of(lm, train, labels=task.labels)
+    assert not SiteMethod(lm, fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))).label_set.first_token_unique
+    cfg = SiteConfig(n_prompts=4, n_demos=3, steps=4, batch_size=8, eval_every=2, patience=2, max_examples=40)
+    site = build_site(lm, train, answering, cfg)
+    assert site.meta.objective == "answer" and site.theta.shape == (lm.n_layers, lm.n_heads)
+    zs = ZeroShot(lm, Answering.of(lm, train)).predict(test.inputs, batch_size=3)  # the fake task's label order
+    off = SiteMethod(lm, fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))).predict(test.inputs, batch_size=3)
+    assert [p.label_probs for p in off] == [p.label_probs for p in zs]
+    with pytest.raises(LabelError, match="share their first token"):
+        build_site(lm, train, answering, replace(cfg, objective="first-token"))
+
+
+RENAMED = {"sports": "new york", "business": "new jersey", "science": "boston", "politics": "boston red sox"}
+
+
+@pytest.mark.parametrize("kind", ["shared first tokens", "multi-token open answers"])
+def test_the_whole_answer_objective_lowers_its_loss(lm, kind):
+    """Fitted and validated on the same prompts, the whole-answer loss falls from α = 0.5: over labels that share
+    first tokens (one a prefix of another), and over an open task's multi-token answers."""
+    if kind == "shared first tokens":
+        topics = builtin_task("headline-topic")
+        task = make_task("renamed", [(e.input, RENAMED[e.output]) for e in topics.examples])
+    else:
+        task = builtin_task("antonyms")
+    base = SiteMethod(lm, fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)))
+    examples = _examples(lm, base, list(task.examples[:24]))
+    ls = base.label_set
+    scorer = Scorer("answer", None if ls is None else torch.tensor(ls.first_ids),
+                    None if ls is None else list(ls.scored_ids))
+    t = fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)).t
+    _, stats = train_theta(lm, t, examples, examples, scorer, steps=30, batch_size=8, lr=0.2, eval_every=5,
+                           patience=10, seed=0)
+    with torch.no_grad(), lm.lock, inject(lm, t, torch.full((lm.n_layers, lm.n_heads), 0.5), position=0):
+        start, _ = scorer.loss(examples, torch.arange(24))
+    assert stats.val_loss < float(start) - 0.05, (float(start), stats.val_loss)
+
+
+def test_sequence_logprobs_match_the_full_prompt_with_injection(lm):
+    """The cached-prefix pass with answer tokens after the injected last token equals scoring the full prompt
+    plus answer in one plain forward pass with the injection at the last prompt token."""
+    prompts = ["Input: happy\nOutput:", "Input: a much longer input sentence here\nOutput:"]
+    answers = [tuple(lm.tokenizer(" sad face", add_special_tokens=False)["input_ids"]),
+               tuple(lm.tokenizer(" short", add_special_tokens=False)["input_ids"])]
+    site = fake_site(lm, builtin_task("antonyms"), torch.rand(lm.n_layers, lm.n_heads))
+    pool = PrefixPool(lm, prompts)
+    with torch.no_grad(), lm.lock, inject(lm, site.t, site.alpha, position=0):
+        got, _ = pool.sequence_logprobs(torch.arange(2), [[a] for a in answers])
+    for i, (prompt, ans) in enumerate(zip(prompts, answers)):
+        ids = lm.tokenizer(prompt)["input_ids"]
+        full = torch.tensor([ids + list(ans)])
+        at = len(ids) - 1  # the last prompt token's position in the full sequence
+
+        def edit(layer, x, at=at):
+            return torch.cat([x[:, :at], mix_at(x[:, at:at + 1], site.t[layer], site.alpha[layer], 0),
+                              x[:, at + 1:]], 1)
+
+        targets = {layer: lm.adapter.head_out(layer) for layer in range(lm.n_layers)}
+        with torch.no_grad(), lm.lock, Trace(targets, edit_input=edit):
+            logp = torch.log_softmax(lm.model(input_ids=full).logits[0].float(), -1)
+        ref = sum(logp[at + j, t].item() for j, t in enumerate(ans))
+        assert got[i, 0].item() == pytest.approx(ref, abs=1e-4)
+
+
+def test_decode_time_injection_is_off_by_default_and_touches_every_generated_token(lm):
+    task = builtin_task("antonyms")
+    train, test = split(task, 4, seed=0)
+    site = fake_site(lm, train, torch.full((lm.n_layers, lm.n_heads), 0.9))
+    once, every = SiteMethod(lm, site), SiteMethod(lm, site, decode_inject=True)
+    seen: list[int] = []
+    layer0 = lm.adapter.head_out(0)
+    handle = layer0.register_forward_pre_hook(lambda m, args: seen.append(args[0].shape[1]))
+    try:
+        a = once.predict(test.inputs[:1])
+        n_once = len(seen)
+        b = every.predict(test.inputs[:1])
+    finally:
+        handle.remove()
+    assert a[0].generated != b[0].generated or a[0].first_token == b[0].first_token  # same prefill, then apart
+    assert a[0].first_token == b[0].first_token  # the prefill is injected once either way
+    zero = fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))
+    assert [p.generated for p in SiteMethod(lm, zero, decode_inject=True).predict(test.inputs)] == \
+        [p.generated for p in ZeroShot(lm, Answering.of(lm, train)).predict(test.inputs)]
+    assert n_once > 1 and len(seen) == 2 * n_once and no_hooks_left(lm)

@@ -268,9 +268,11 @@ class Generation:
 
 @torch.no_grad()
 def generate(
-    lm: LoadedModel, prompts: list[str], max_new_tokens: int, intervention: Intervention | None = None
+    lm: LoadedModel, prompts: list[str], max_new_tokens: int, intervention: Intervention | None = None,
+    decode_intervention: Intervention | None = None,
 ) -> list[Generation]:
-    """Greedy decoding until a newline or end of sequence; the intervention touches the prefill only."""
+    """Greedy decoding until a newline or end of sequence; `intervention` touches the prefill only,
+    `decode_intervention` every generated token's step (each step's input is that one token)."""
     enc = encode(lm, prompts)
     cache = DynamicCache(config=lm.model.config)
     tok = lm.tokenizer
@@ -280,19 +282,20 @@ def generate(
     mask, pos = enc.attention_mask, enc.lengths[:, None]
     with lm.lock:
         logits = prefill(lm, enc, cache, intervention)
-        for step in range(max_new_tokens):
-            nxt = logits.argmax(-1)
-            nxt = torch.where(done, torch.full_like(nxt, tok.pad_token_id), nxt)
-            out = torch.cat([out, nxt[:, None]], 1)
-            text_now = tok.batch_decode(out[:, -1:])
-            done |= (nxt == tok.eos_token_id) | torch.tensor(["\n" in t for t in text_now], device=out.device)
-            if bool(done.all()) or step == max_new_tokens - 1:
-                break
-            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], 1)
-            logits = lm.model(
-                input_ids=nxt[:, None], attention_mask=mask, position_ids=pos + step,
-                cache=cache, use_cache=True,
-            ).logits[:, -1, :].float()
+        with decode_intervention or no_intervention() as during:  # entered after the prefill, never during it
+            for step in range(max_new_tokens):
+                nxt = logits.argmax(-1)
+                nxt = torch.where(done, torch.full_like(nxt, tok.pad_token_id), nxt)
+                out = torch.cat([out, nxt[:, None]], 1)
+                text_now = tok.batch_decode(out[:, -1:])
+                done |= (nxt == tok.eos_token_id) | torch.tensor(["\n" in t for t in text_now], device=out.device)
+                if bool(done.all()) or step == max_new_tokens - 1:
+                    break
+                mask = torch.cat([mask, torch.ones_like(mask[:, :1])], 1)
+                logits = lm.model(
+                    input_ids=nxt[:, None], attention_mask=mask, position_ids=pos + step,
+                    cache=cache, use_cache=True, **during,
+                ).logits[:, -1, :].float()
     gens = []
     for row in out.tolist():
         text = tok.decode(row, skip_special_tokens=True).split("\n")[0]

@@ -86,7 +86,11 @@ class Method:
         return self.template.zero_shot(x)
 
     def intervention(self, queries: list[str]) -> Intervention:
-        """The change for one batch whose rows are these queries, in order (entered under `lm.lock`)."""
+        """The change for one batch's prefill, whose rows are these queries, in order (entered under `lm.lock`)."""
+        return no_intervention()
+
+    def decode_intervention(self, queries: list[str]) -> Intervention:
+        """The change while an open task's answer is generated after the prefill (none by default)."""
         return no_intervention()
 
     def predict(self, queries: list[str], batch_size: int = 16, progress: Progress = no_progress,
@@ -111,7 +115,8 @@ class Method:
                         first_token=self.label_set.first_ids[best],
                     )
             else:
-                for g, i in zip(generate(self.lm, batch_prompts, self.max_new_tokens, intervention), idx):
+                during = self.decode_intervention([queries[i] for i in idx])
+                for g, i in zip(generate(self.lm, batch_prompts, self.max_new_tokens, intervention, during), idx):
                     preds[i] = Prediction(
                         query=queries[i], prompt=prompts[i], prediction=g.text.strip(),
                         generated=g.text, prompt_tokens=n_tok[i], first_token=g.first_token,

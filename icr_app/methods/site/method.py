@@ -20,12 +20,12 @@ from icr_app.core.artefacts import ArtefactModelError
 from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, sample_icl_prompts
-from icr_app.core.scoring import Intervention, LabelError, first_token_id
+from icr_app.core.prompts import Template, answer_text, sample_icl_prompts
+from icr_app.core.scoring import Intervention, LabelError, no_intervention
 from icr_app.core.tasks import Example, Task, TaskKind
 from icr_app.methods.base import Answering, BuildContext, Method
 from icr_app.methods.site.inject import inject
-from icr_app.methods.site.train import PrefixPool, train_theta
+from icr_app.methods.site.train import Examples, Objective, PrefixPool, Scorer, train_theta
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,16 @@ class SiteConfig:
     val_fraction: float = field(default=0.2, metadata={"help": "share of those kept to validate (early stopping)"})
     eval_every: int = field(default=10, metadata={"help": "validate every this many steps"})
     patience: int = field(default=3, metadata={"help": "stop after this many validations without improvement"})
+    objective: Objective = field(default="answer", metadata={
+        "help": "train α on the whole answer's log-likelihood ('answer': over the labels' full sequences for "
+                "classification) or the first answer token's cross-entropy ('first-token', the paper's)"})
+    decode_inject: bool = field(default=False, metadata={
+        "help": "also inject at every generated token of an open task (the paper injects once, at the prompt)"})
 
     @classmethod
     def paper(cls) -> SiteConfig:
-        return cls(n_prompts=50, n_demos=10, steps=400, batch_size=1, eval_every=20, patience=5)
+        return cls(n_prompts=50, n_demos=10, steps=400, batch_size=1, eval_every=20, patience=5,
+                   objective="first-token")
 
 
 @dataclass
@@ -67,6 +73,7 @@ class SiteMeta:
     val_accuracy: float
     build_s: float
     seed: int = 0
+    objective: str = "first-token"
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     def to_json(self) -> dict[str, Any]:
@@ -116,6 +123,16 @@ def _holdout(train: Task, cfg: SiteConfig, seed: int) -> tuple[list[Example], li
     return pool[n_val:], pool[:n_val]
 
 
+def _examples(lm: LoadedModel, base: Method, examples: list[Example]) -> Examples:
+    pool = PrefixPool(lm, [base.prompt(e.input) for e in examples])
+    if base.label_set is not None:
+        gold = torch.tensor([base.labels.index(e.output) for e in examples], device=lm.device)
+        return Examples(pool, gold, gold, [])
+    answers = [tuple(lm.tokenizer(answer_text(e.output), add_special_tokens=False)["input_ids"]) for e in examples]
+    first = torch.tensor([a[0] for a in answers], device=lm.device)
+    return Examples(pool, torch.zeros_like(first), first, answers)
+
+
 def build_site(lm: LoadedModel, train: Task, answering: Answering | None = None, config: SiteConfig | None = None,
                seed: int = 0, progress: Progress = no_progress) -> SiteTask:
     """Run stages 1 and 2 on a task's examples; `progress` wraps the stage-1 batches, then the training steps."""
@@ -123,25 +140,17 @@ def build_site(lm: LoadedModel, train: Task, answering: Answering | None = None,
     cfg = config or SiteConfig()
     answering = answering or Answering.of(lm, train)
     base = Method(lm, answering)
+    ls = base.label_set
+    if cfg.objective == "first-token" and ls is not None and not ls.first_token_unique:
+        raise LabelError("SITE's first-token objective cannot tell apart labels that share their first token; use "
+                         "the whole-answer objective (--site-objective answer) or rename a label")
+    fit, val = _holdout(train, cfg, seed)
     t = task_embeddings(lm, sample_icl_prompts(train, base.template, cfg.n_prompts, cfg.n_demos, seed),
                         progress=progress)
-    fit, val = _holdout(train, cfg, seed)
-    if base.label_set is not None and not base.label_set.first_token_unique:
-        raise LabelError("SITE trains on the first answer token, and two labels here share it; rename a label so "
-                         "that their first words differ")
-    candidates = None if base.label_set is None else torch.tensor(base.label_set.first_ids, device=lm.device)
-
-    def targets(examples: list[Example]) -> torch.Tensor:
-        ids = [first_token_id(lm, e.output) for e in examples]
-        if candidates is not None:  # index into the label-restricted logits
-            ids = [base.label_set.first_ids.index(i) for i in ids]
-        return torch.tensor(ids, device=lm.device)
-
-    def pool(examples: list[Example]) -> PrefixPool:
-        return PrefixPool(lm, [base.prompt(e.input) for e in examples])
-
+    scorer = Scorer(cfg.objective, None if ls is None else torch.tensor(ls.first_ids, device=lm.device),
+                    None if ls is None else list(ls.scored_ids))
     theta, stats = train_theta(
-        lm, t, pool(fit), targets(fit), pool(val), targets(val), candidates, steps=cfg.steps,
+        lm, t, _examples(lm, base, fit), _examples(lm, base, val), scorer, steps=cfg.steps,
         batch_size=cfg.batch_size, lr=cfg.lr, eval_every=cfg.eval_every, patience=cfg.patience, seed=seed,
         progress=progress,
     )
@@ -151,7 +160,7 @@ def build_site(lm: LoadedModel, train: Task, answering: Answering | None = None,
         labels=list(answering.labels), max_new_tokens=answering.max_new_tokens,
         n_prompts=cfg.n_prompts, n_demos=cfg.n_demos, steps=stats.steps, best_step=stats.best_step,
         train_loss=stats.train_loss, val_loss=stats.val_loss, val_accuracy=stats.val_accuracy,
-        build_s=time.perf_counter() - t0, seed=seed,
+        build_s=time.perf_counter() - t0, seed=seed, objective=cfg.objective,
     )
     return SiteTask(t=t, theta=theta, meta=meta, fingerprint=lm.fingerprint)
 
@@ -161,19 +170,23 @@ class SiteMethod(Method):
 
     name = "site"
 
-    def __init__(self, lm: LoadedModel, site: SiteTask) -> None:
+    def __init__(self, lm: LoadedModel, site: SiteTask, decode_inject: bool = False) -> None:
         site.check_model(lm)
         super().__init__(lm, site.meta.answering())
-        self.site = site
+        self.site, self.decode_inject = site, decode_inject
         self.stored_parameters = site.t.numel() + site.theta.numel()
         self.trainable_parameters = site.theta.numel()
 
     def intervention(self, queries: list[str]) -> Intervention:
         return inject(self.lm, self.site.t, self.site.alpha)
 
+    def decode_intervention(self, queries: list[str]) -> Intervention:
+        return inject(self.lm, self.site.t, self.site.alpha) if self.decode_inject else no_intervention()
+
 
 def build(ctx: BuildContext, config: SiteConfig) -> SiteMethod:
-    return SiteMethod(ctx.lm, build_site(ctx.lm, ctx.train, ctx.answering, config, ctx.seed, ctx.progress))
+    site = build_site(ctx.lm, ctx.train, ctx.answering, config, ctx.seed, ctx.progress)
+    return SiteMethod(ctx.lm, site, config.decode_inject)
 
 
 PAPER = ("the paper's setting: M=50, N=10, 400 steps of batch 1", SiteConfig.paper)

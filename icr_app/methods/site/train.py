@@ -1,14 +1,25 @@
 """SITE stage 2: learn the soft head selection α = sigmoid(θ) on zero-shot prompts (DESIGN.md §1).
 
-SITE only changes the last prompt token, and the loss reads only that token's logits, so every
-earlier position is the same at every step. We therefore run each training prompt's prefix once,
-keep its KV cache, and let each step forward (and backpropagate through) the last token alone: the
-same gradients as the full prompt at a fraction of the cost, which is what fits a CPU budget.
+SITE only changes the last prompt token, so every earlier position is the same at every step. We run each
+training prompt's prefix (all tokens but the last) once, keep its KV cache, and let each step forward (and
+backpropagate through) only what follows: the last prompt token, where the embedding is injected, and, for
+the whole-answer objective, the answer tokens after it (teacher forcing). That gives the gradients of the full
+prompt at a fraction of the cost, which is what fits a CPU budget.
+
+Two objectives (`Objective`):
+- "first-token" (the paper's): cross-entropy of the first answer token, over the labels' first tokens for a
+  classification task. It cannot tell apart labels that share a first token, and it teaches nothing after the
+  first token of a multi-token answer.
+- "answer": the log-likelihood of the whole answer. For a classification task, a cross-entropy over the labels
+  of each label's full scored sequence (its tokens and the end-of-answer token), exactly what evaluation
+  scores; for an open task, the negative log-likelihood of the gold answer's tokens.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -18,6 +29,8 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.scoring import pad_left
 from icr_app.methods.site.inject import inject
+
+Objective = Literal["answer", "first-token"]
 
 
 class PrefixPool:
@@ -62,15 +75,78 @@ class PrefixPool:
     def __len__(self) -> int:
         return len(self.last)
 
-    def last_logits(self, rows: torch.Tensor) -> torch.Tensor:
-        """Next-token logits (B, V) after the full prompts of `rows`, computed from their cached prefixes."""
+    def _run(self, rows: torch.Tensor, steps: torch.Tensor, step_mask: torch.Tensor) -> torch.Tensor:
+        """Logits (R, S, V) of `steps` (R, S) after the cached prefixes of `rows` (R,), which may repeat."""
         m = int(self.prefix_len[rows].max())
         data = [(k[rows, :, -m:], v[rows, :, -m:]) for k, v in zip(self.keys, self.values)] if m > 0 else None
         cache = DynamicCache(ddp_cache_data=data, config=self.lm.model.config)
-        mask = torch.cat([self.mask[rows, self.mask.shape[1] - m:], torch.ones_like(rows)[:, None]], 1)
-        out = self.lm.model(input_ids=self.last[rows, None], attention_mask=mask,
-                            position_ids=self.prefix_len[rows, None], cache=cache, use_cache=True)
-        return out.logits[:, -1, :].float()
+        mask = torch.cat([self.mask[rows, self.mask.shape[1] - m:], step_mask], 1)
+        pos = self.prefix_len[rows, None] + torch.arange(steps.shape[1], device=steps.device)[None, :]
+        return self.lm.model(input_ids=steps, attention_mask=mask, position_ids=pos, cache=cache,
+                             use_cache=True).logits.float()
+
+    def last_logits(self, rows: torch.Tensor) -> torch.Tensor:
+        """Next-token logits (B, V) after the full prompts of `rows`, computed from their cached prefixes."""
+        return self._run(rows, self.last[rows, None], torch.ones_like(rows)[:, None])[:, -1]
+
+    def sequence_logprobs(self, rows: torch.Tensor, seqs: Sequence[Sequence[tuple[int, ...]]],
+                          ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Σ log p(sequence | prompt) (B, K) for K answer sequences per row (teacher forcing), and whether greedy
+        decoding under teacher forcing gets every token of it, (B, K). One pass: each (row, sequence) runs the
+        last prompt token and the sequence's tokens but its last, right-padded."""
+        k = len(seqs[0])
+        flat = [s for per_row in seqs for s in per_row]
+        width = max(map(len, flat))
+        dev = self.last.device
+        steps = torch.full((len(flat), width), int(self.lm.tokenizer.pad_token_id), dtype=torch.long, device=dev)
+        targets = torch.zeros_like(steps)
+        real = torch.zeros_like(steps, dtype=torch.bool)
+        rep = rows.repeat_interleave(k)
+        steps[:, 0] = self.last[rep]
+        for i, s in enumerate(flat):
+            steps[i, 1: len(s)] = torch.tensor(s[:-1], device=dev)
+            targets[i, : len(s)] = torch.tensor(s, device=dev)
+            real[i, : len(s)] = True
+        logits = self._run(rep, steps, real.long())
+        lp = logits.gather(-1, targets[..., None])[..., 0] - torch.logsumexp(logits, -1)
+        greedy = ((logits.argmax(-1) == targets) | ~real).all(-1)
+        return (lp * real).sum(-1).view(len(rows), k), greedy.view(len(rows), k)
+
+
+@dataclass
+class Examples:
+    """Training or validation prompts with what each is trained towards."""
+
+    pool: PrefixPool
+    gold: torch.Tensor  # (N,) classification: index into the labels; open: unused
+    first: torch.Tensor  # (N,) first-token objective: index into the candidates, or a vocabulary id
+    answers: list[tuple[int, ...]]  # open tasks: each gold answer's tokens
+
+
+@dataclass
+class Scorer:
+    """The objective, and what it scores against: the labels' first tokens and full scored sequences
+    (classification), or nothing but the gold answers (open)."""
+
+    objective: Objective
+    candidates: torch.Tensor | None  # (C,) the labels' first tokens, None for open tasks
+    label_seqs: list[tuple[int, ...]] | None  # each label's scored sequence, None for open tasks
+
+    def loss(self, ex: Examples, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean loss over `rows` and, per row, whether the answer was right (first token, label, or every
+        answer token under teacher forcing)."""
+        if self.objective == "first-token":
+            logits = ex.pool.last_logits(rows)
+            if self.candidates is not None:
+                logits = logits[:, self.candidates]
+            target = ex.first[rows]
+            return F.cross_entropy(logits, target), logits.argmax(-1) == target
+        if self.label_seqs is not None:
+            scores, _ = ex.pool.sequence_logprobs(rows, [self.label_seqs] * len(rows))
+            target = ex.gold[rows]
+            return F.cross_entropy(scores, target), scores.argmax(-1) == target
+        logp, greedy = ex.pool.sequence_logprobs(rows, [[ex.answers[int(r)]] for r in rows])
+        return -logp[:, 0].mean(), greedy[:, 0]
 
 
 @dataclass
@@ -82,22 +158,12 @@ class TrainStats:
     val_accuracy: float
 
 
-def first_token_loss(logits: torch.Tensor, targets: torch.Tensor, candidates: torch.Tensor | None,
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cross-entropy of the first answer token (over the labels' first tokens when given), and hits."""
-    if candidates is not None:
-        logits = logits[:, candidates]
-    return F.cross_entropy(logits, targets), logits.argmax(-1) == targets
-
-
 def train_theta(
     lm: LoadedModel,
     t: torch.Tensor,
-    train: PrefixPool,
-    train_targets: torch.Tensor,
-    val: PrefixPool,
-    val_targets: torch.Tensor,
-    candidates: torch.Tensor | None,
+    train: Examples,
+    val: Examples,
+    scorer: Scorer,
     steps: int,
     batch_size: int,
     lr: float,
@@ -107,28 +173,28 @@ def train_theta(
     progress: Progress = no_progress,
 ) -> tuple[torch.Tensor, TrainStats]:
     """Adam on θ only (model frozen); keeps the θ with the lowest held-out loss, stops after `patience` evals
-    without improvement. Targets index the candidate list when `candidates` is given, else the vocabulary."""
+    without improvement."""
     theta = torch.zeros(lm.n_layers, lm.n_heads, device=lm.device, requires_grad=True)
     opt = torch.optim.Adam([theta], lr=lr)
     gen = torch.Generator().manual_seed(seed)
 
     def val_loss() -> tuple[float, float]:
-        with torch.no_grad(), lm.lock, inject(lm, t, torch.sigmoid(theta)):
-            rows = torch.arange(len(val), device=lm.device)
+        # Injected at step position 0: the last prompt token, wherever answer tokens follow it.
+        with torch.no_grad(), lm.lock, inject(lm, t, torch.sigmoid(theta), position=0):
+            rows = torch.arange(len(val.pool), device=lm.device)
             losses, hits = [], []
             for chunk in rows.split(max(batch_size, 32)):
-                loss, hit = first_token_loss(val.last_logits(chunk), val_targets[chunk], candidates)
+                loss, hit = scorer.loss(val, chunk)
                 losses.append(loss * len(chunk))
                 hits.append(hit)
-            return float(sum(losses) / len(val)), float(torch.cat(hits).float().mean())
+            return float(sum(losses) / len(val.pool)), float(torch.cat(hits).float().mean())
 
     best_loss, best_acc = val_loss()
     best_theta, best_step, since_best, losses, step = theta.detach().clone(), 0, 0, [], 0
-    for step in progress(range(1, steps + 1)):
-        rows = torch.randperm(len(train), generator=gen)[:batch_size].to(lm.device)
-        with lm.lock, inject(lm, t, torch.sigmoid(theta)):
-            logits = train.last_logits(rows)
-        loss, _ = first_token_loss(logits, train_targets[rows], candidates)
+    for step in progress(range(1, steps + 1), desc="SITE: head selection"):
+        rows = torch.randperm(len(train.pool), generator=gen)[:batch_size].to(lm.device)
+        with lm.lock, inject(lm, t, torch.sigmoid(theta), position=0):
+            loss, _ = scorer.loss(train, rows)
         opt.zero_grad()
         loss.backward()
         opt.step()
