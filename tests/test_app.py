@@ -19,14 +19,24 @@ from icr_app.methods.icr.router import new_router
 SHOWN = list(DEFAULT_PANELS)
 
 
-@pytest.fixture(scope="module")
-def router(lm):
-    """A router whose α head is not zero, so ICR really changes the tiny model's attention."""
+_ROUTERS: dict[int, object] = {}
+
+
+def routing_router(lm):
+    """A router whose α head is not zero, so ICR really changes the tiny model's attention (one per model)."""
+    if id(lm) in _ROUTERS:
+        return _ROUTERS[id(lm)]
     pids = extract_pids(lm, [builtin_task("sentiment"), builtin_task("antonyms")], rank=4, n_prompts=6, max_demos=4)
     r = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=0)
     torch.nn.init.normal_(r.net.alpha_mlp[-1].weight, std=2.0)
     r.net.alpha_scale.fill_(50.0)  # the tiny random model's attention is flat: push hard enough to move answers
+    _ROUTERS[id(lm)] = r
     return r
+
+
+@pytest.fixture(scope="module")
+def router(lm):
+    return routing_router(lm)
 
 
 @pytest.fixture(scope="module")
@@ -190,39 +200,48 @@ def test_batch_of_queries(server):
     assert [row[3] for row in table["data"]] == single
 
 
+ANCHOR_SETTINGS = (1, "all heads", 0.1)  # layer, heads, link threshold of the flow view
+
+
 def test_anchor_experiments_render(server, lm):
     """Each experiment's figure carries its numbers: re-weighting's before/after accuracies, compression's three
     variants (the full cache agrees with full few-shot), confusion's label-by-label matrices."""
     c = _client(server, "sentiment")
-    fig = _plot(c.predict("re-weighting", 8, 2, 0, api_name="/anchor_experiment"))
-    before, after = (bar["y"][0] for bar in fig["data"])
+
+    def experiment(kind: str) -> dict:
+        return _plot(c.predict(8, 2, 0, *ANCHOR_SETTINGS, kind, api_name="/anchor_experiment")[3])
+
+    before, after = (bar["y"][0] for bar in experiment("re-weighting")["data"])
     assert 0 <= before <= 1 and 0 <= after <= 1
-    fig = _plot(c.predict("compression", 8, 2, 0, api_name="/anchor_experiment"))
+    fig = experiment("compression")
     names = fig["data"][0]["x"]
     assert names == ["full few-shot", "full cache", "anchors cache"]
     loyalty = dict(zip(names, fig["data"][1]["y"]))
     assert loyalty["full few-shot"] == 1.0 and loyalty["full cache"] == 1.0
-    fig = _plot(c.predict("confusion", 8, 2, 0, api_name="/anchor_experiment"))
+    fig = experiment("confusion")
     predicted, confusion = fig["data"][0]["z"], fig["data"][1]["z"]
     assert len(predicted) == len(confusion) == 2 and sum(map(sum, confusion)) == 8
     assert all(predicted[i][i] == pytest.approx(1.0) for i in range(2))
 
 
 def test_mechanism_views_render(server, lm):
-    """Flow curves: three flows per layer that sum to 1; the arc view draws the label words and the target;
-    isolation has its five conditions; rank-1's identity error sits far below the gap it closes."""
+    """Flow curves: three flows per layer that sum to 1; the flow view writes the prompt out and draws the label
+    words and the target; isolation has its five conditions; rank-1's identity error sits far below the gap."""
     c = _client(server, "sentiment")
-    curves, arcs, _slider = c.predict(2, 2, 0, api_name="/flow")
+    curves, arcs, _iso, _exp, _layer, _head = c.predict(2, 2, 0, *ANCHOR_SETTINGS, "re-weighting", api_name="/flow")
     flows = _plot(curves)["data"]
     assert [f["name"].split("(")[-1].rstrip(")") for f in flows] == ["S_wp", "S_pq", "S_ww"]
     for layer in range(lm.n_layers):
         assert sum(f["y"][layer] for f in flows) == pytest.approx(1.0)
-    roles = {t.get("name") for t in _plot(arcs)["data"]}
-    assert {"label word", "target"} <= roles
-    iso = _plot(c.predict(1, 2, 0, api_name="/isolation"))
+    traces = _plot(arcs)["data"]
+    words = {t.get("name"): t for t in traces if t.get("mode") == "text"}
+    assert {"label word", "target", "text"} <= set(words) and any(t.get("mode") == "lines" for t in traces)
+    joined = "".join(words["label word"]["text"])  # the demonstrations' labels, written out as tokens
+    assert joined.count("positive") + joined.count("negative") == 2  # shots=2: two demonstrations
+    iso = _plot(c.predict(1, 2, 0, *ANCHOR_SETTINGS, "re-weighting", api_name="/isolation")[2])
     assert len(iso["data"][0]["x"]) == 5 and iso["data"][0]["y"][0] == 1.0  # unmodified model: loyal to itself
-    err, sv, norms, transfer = c.predict(1, 2, 0, api_name="/rank1")
+    err, _sv, _norms, _transfer = c.predict(1, 2, 0, api_name="/rank1")
     patched, unpatched = (t["y"] for t in _plot(err)["data"][:2])
     assert all(p < 1e-4 < u for p, u in zip(patched, unpatched))
     with pytest.raises(Exception, match="need a classification task"):
-        _client(server, "antonyms").predict("confusion", 8, 2, 0, api_name="/anchor_experiment")
+        _client(server, "antonyms").predict(8, 2, 0, *ANCHOR_SETTINGS, "confusion", api_name="/anchor_experiment")

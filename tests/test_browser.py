@@ -1,11 +1,29 @@
-"""A real browser (Debian's chromium driven by Playwright) uses the app as a person would."""
+"""A real browser (Debian's chromium driven by Playwright) uses the app as a person would, tab by tab.
 
+The app serves the tiny model with prebuilt results for the built-in `sentiment` task (made by the same
+`prebuild` as the shipped ones) and a routing ICR router. For each tab: its figures have data as soon as it
+opens, its main button produces a new figure, its downloads hold what they say; a screenshot per tab is saved.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
+from test_app import routing_router
 
+from icr_app import prebuilt
+from icr_app.analyses.anchors import cached as anchors_cached
+from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.app import launch
+from icr_app.methods import REGISTRY
+from icr_app.methods.icr import method as icr_method
+from icr_app.methods.site.artefact import load_site
+from icr_app.methods.site.method import SiteConfig
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails
@@ -14,36 +32,167 @@ if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium;
 sync_api = pytest.importorskip("playwright.sync_api")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TIMEOUT = 120_000
+# Every plot on the visible tab that has at least one trace with values (a placeholder has none).
+VISIBLE = "Array.from(document.querySelectorAll('.js-plotly-plot')).filter(el => el.offsetParent !== null)"
+PLOTS_WITH_DATA = f"""() => {VISIBLE}
+  .map(el => (el.data || []).some(t => ['x', 'y', 'z', 'text'].some(k => t[k] && t[k].length)))"""
+TITLES = f"""() => {VISIBLE}
+  .map(el => (el.layout && el.layout.title && (el.layout.title.text || el.layout.title)) || '')"""
+SMALL = {"site": SiteConfig(n_prompts=4, n_demos=3, steps=6, batch_size=8, eval_every=3, patience=2, max_examples=24)}
+# Smaller defaults for the views the tiny model ships (the app's sliders start from them too).
+VIEW_DEFAULTS = {"n_prompts": 3, "shots": 2, "seed": 0, "k": 2, "n_test": 8}
 
 
 @pytest.fixture(scope="module")
-def url(lm):
-    demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
-    yield demo.local_url
-    demo.close()
+def url(lm, tmp_path_factory):
+    root = tmp_path_factory.mktemp("prebuilt")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(anchors_cached, "DEFAULTS", VIEW_DEFAULTS)
+        mp.setitem(rank1_cached.DEFAULTS, "shots", 2)
+        mp.setitem(prebuilt.EVALUATE, "n_test", 8)
+        prebuilt.prebuild(lm, ["sentiment"], root, configs=SMALL)
+        mp.setattr(prebuilt, "PREBUILT", root)
+        mp.setattr(icr_method, "load_pretrained_router", lambda _lm: routing_router(lm))
+        icr_method._ROUTERS.clear()
+        demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+        yield demo.local_url
+        demo.close()
+        icr_method._ROUTERS.clear()
 
 
-def test_upload_answer_and_plots_render(url, tmp_path):
-    data = tmp_path / "moods.csv"
-    rows = [("sunny picnic with friends", "happy"), ("my dog is lost", "sad")] * 6
-    data.write_text("text,label\n" + "\n".join(f"{x},{y}" for x, y in rows))
+@pytest.fixture(scope="module")
+def browser():
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.goto(url)
-        page.locator("input[type=file]").first.set_input_files(str(data))
-        page.get_by_text("12 examples; classification over 2 labels: happy, sad").wait_for(timeout=60_000)
-        page.get_by_role("tab", name="SITE head map").click()
-        page.get_by_role("button", name="Build SITE").click()
-        page.get_by_text("SITE for moods").wait_for(timeout=120_000)
-        page.get_by_label("Query").fill("a lovely walk in the park")
-        page.get_by_role("button", name="Answer", exact=True).click()
-        page.get_by_text("ms · prompt").nth(2).wait_for(timeout=60_000)
-        page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 4", timeout=30_000)
-        text = page.inner_text("body")
-        for title in ("Zero-shot", "Few-shot", "SITE (task embedding)", "ICR"):
-            assert title in text
-        assert text.count("ms · prompt") >= 3  # zero-shot, few-shot and SITE answered (ICR needs its router)
-        page.screenshot(path=str(tmp_path / "app.png"), full_page=True)
-        browser.close()
-    assert (tmp_path / "app.png").stat().st_size > 10_000
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, url):
+    page = browser.new_page(viewport={"width": 1400, "height": 1600}, accept_downloads=True)
+    page.goto(url)
+    page.get_by_text("ms · prompt").first.wait_for(timeout=TIMEOUT)  # the panels answered on page load
+    yield page
+    page.close()
+
+
+def open_tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name, exact=True).click()
+    page.wait_for_function(f"({PLOTS_WITH_DATA})().length > 0", timeout=TIMEOUT)
+
+
+def plots_have_data(page) -> list[bool]:
+    page.wait_for_timeout(500)
+    return page.evaluate(PLOTS_WITH_DATA)
+
+
+def set_number(page, label: str, value: int) -> None:
+    """Type into the visible slider's number box labelled `label`."""
+    box = page.get_by_label(f"number input for {label}").filter(visible=True)
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def file_link(page, label: str):
+    """The download link of the gr.File whose label is `label`."""
+    block = page.get_by_text(label, exact=True).locator("xpath=ancestor::div[contains(@class, 'block')][1]")
+    return block.locator("a[data-testid=download-link]").first
+
+
+def save(page, label: str, tmp_path: Path) -> Path:
+    link = file_link(page, label)
+    link.wait_for(timeout=TIMEOUT)
+    with page.expect_download() as info:
+        link.click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    return path
+
+
+def download(page, button: str, label: str, tmp_path: Path) -> Path:
+    page.get_by_role("button", name=button).click()
+    return save(page, label, tmp_path)
+
+
+def test_answers_at_first_sight(page, tmp_path):
+    """Every default panel answers the default query of the default task as soon as the page opens."""
+    text = page.inner_text("body")
+    for name in ("zero-shot", "few-shot", "site", "icr"):
+        assert REGISTRY[name].title in text
+    page.wait_for_function("document.body.innerText.split('ms · prompt').length - 1 >= 4", timeout=TIMEOUT)
+    assert all(plots_have_data(page)[:4])
+    page.screenshot(path=str(tmp_path / "answers.png"), full_page=True)
+
+
+def test_tour(page, tmp_path):
+    open_tab(page, "Tour")
+    assert all(plots_have_data(page))
+    page.get_by_label("Query").fill("The waiter forgot our order twice.")
+    page.get_by_role("button", name="Try it with the query above").click()
+    page.wait_for_function(f"({TITLES})().some(t => t.includes('The waiter forgot'))", timeout=TIMEOUT)
+    page.screenshot(path=str(tmp_path / "tour.png"), full_page=True)
+
+
+def test_site_tab(page, lm, tmp_path):
+    open_tab(page, "SITE head map")
+    assert all(plots_have_data(page))
+    shipped = load_site(save(page, "download this SITE task (safetensors)", tmp_path), lm)
+    assert shipped.meta.steps <= SMALL["site"].steps  # the prebuilt task, built with the small config
+    set_number(page, "training steps", 20)
+    page.get_by_role("button", name="Build SITE").click()
+    page.get_by_text("32 prompts × 8 demos").first.wait_for(timeout=TIMEOUT)  # SiteConfig's defaults, not SMALL's
+    site = load_site(save(page, "download this SITE task (safetensors)", tmp_path), lm)
+    assert site.meta.task == "sentiment" and site.alpha.shape == (lm.n_layers, lm.n_heads)
+    assert site.meta.n_prompts == SiteConfig().n_prompts
+    page.screenshot(path=str(tmp_path / "site.png"), full_page=True)
+
+
+def test_icr_tab(page, tmp_path):
+    open_tab(page, "ICR routing")
+    assert all(plots_have_data(page))
+    page.get_by_label("Query").fill("A storm flooded the stadium.")
+    page.get_by_role("button", name="Answer", exact=True).click()
+    page.wait_for_function(f"({TITLES})().some(t => t.includes('A storm flooded'))", timeout=TIMEOUT)
+    page.screenshot(path=str(tmp_path / "icr.png"), full_page=True)
+
+
+def test_anchor_tab(page, tmp_path):
+    open_tab(page, "Anchor flow")
+    assert all(plots_have_data(page))
+    titles = page.evaluate(TITLES)
+    assert any(f"{VIEW_DEFAULTS['n_prompts']} prompts" in t for t in titles)  # the shipped flow
+    set_number(page, "prompts to average", 2)
+    page.get_by_role("button", name="Compute flow").click()
+    page.wait_for_function(f"({TITLES})().some(t => t.includes('2 prompts'))", timeout=TIMEOUT)
+    data = json.loads(download(page, "Download these results (JSON)", "anchor results", tmp_path).read_text())
+    assert data["flow"]["result"]["n_prompts"] == 2 and {"isolation", "compression"} <= set(data)
+    page.screenshot(path=str(tmp_path / "anchors.png"), full_page=True)
+
+
+def test_rank1_tab(page, lm, tmp_path):
+    open_tab(page, "Rank-1 view")
+    assert all(plots_have_data(page))
+    page.get_by_role("button", name="Run the rank-1 check").click()
+    page.wait_for_timeout(1000)
+    page.wait_for_function(f"({PLOTS_WITH_DATA})().every(x => x)", timeout=TIMEOUT)
+    data = json.loads(download(page, "Download this result (JSON)", "rank-1 report", tmp_path).read_text())
+    assert len(data["max_abs_error"]) == lm.n_layers and max(data["max_abs_error"]) < 1e-4
+    page.screenshot(path=str(tmp_path / "rank1.png"), full_page=True)
+
+
+def test_evaluate_tab(page, tmp_path):
+    open_tab(page, "Evaluate")
+    assert all(plots_have_data(page))  # the shipped run of zero-shot and few-shot
+    set_number(page, "held-out queries", 6)
+    page.get_by_role("button", name="Evaluate", exact=True).click()
+    page.wait_for_function(f"({TITLES})().some(t => t.includes('6 held-out'))", timeout=TIMEOUT)
+    data = json.loads(download(page, "Download the results (JSON, CSV)", "results as JSON (the CLI's --json)",
+                               tmp_path).read_text())
+    assert data["n_test"] == 6 and set(data["methods"]) == {"zero-shot", "few-shot"}
+    assert len(data["methods"]["few-shot"]["correct"]) == 6
+    rows = list(csv.DictReader(save(page, "results as CSV", tmp_path).open()))
+    assert [r["method"] for r in rows] == ["zero-shot", "few-shot"] and float(rows[1]["accuracy"]) >= 0
+    assert "only the two" not in page.inner_text("body")
+    page.screenshot(path=str(tmp_path / "evaluate.png"), full_page=True)

@@ -434,4 +434,5 @@ def test_real_encoder_and_pretrained_router(real_lm):
     assert router.embed(["x"]).shape == (1, 384)
     alpha_fig, gamma_fig = routing_figures(router, "wallet")
     assert len(alpha_fig.data[0].z) == len(router.layers) and len(alpha_fig.data[0].z[0]) == router.pids.rank
-    assert len(gamma_fig.data[0].z) == len(router.layers)
+    z = gamma_fig.data[0].z  # every layer on the axis (as SITE's map), the unrouted ones blank
+    assert len(z) == real_lm.n_layers and all(v != v for v in z[0]) and z[router.layers[0]][0] == z[router.layers[0]][0]

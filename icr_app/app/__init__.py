@@ -1,8 +1,8 @@
 """The Gradio page: pick a task, ask a query, see the methods side by side, look inside.
 
-One builder per tab: the answers section (`answers`), each method's own tab (its `panel` module, named in the
-registry), the analyses' tabs, and the Evaluate tab. They share an `AppContext` (the model and the per-visitor
-bookkeeping) and a `Page` (the visitor's task, built methods and settings).
+One builder per tab: the answers section (`answers`), the guided tour (`tour`), each method's own tab (its
+`panel` module, named in the registry), the analyses' tabs, and the Evaluate tab. They share an `AppContext`
+(the model and the per-visitor bookkeeping) and a `Page` (the visitor's task, built methods and settings).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import gradio as gr
 from icr_app.app.answers import build_section
 from icr_app.app.context import AppContext
 from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
+from icr_app.app.tour import build_tab as build_tour
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.core.paths import resolve
 from icr_app.core.tasks import MAX_BYTES
@@ -39,7 +40,8 @@ def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
     ctx = AppContext(lm)
     with gr.Blocks(title="ICL Lab", delete_cache=(1800, 3600)) as demo:
         gr.Markdown(INTRO)
-        page = build_section(ctx)
+        page = build_section(ctx, demo)
+        build_tour(ctx, page)
         for target in [spec.tab for spec in REGISTRY.values() if spec.tab] + list(ANALYSIS_TABS):
             resolve(target)(ctx, page)
         build_evaluate_tab(ctx, page)

@@ -1,8 +1,9 @@
-"""The top of the page: pick a task, ask a query, and see the chosen methods answer side by side.
+"""The top of the page: pick a model and a task, ask a query, and see the chosen methods answer side by side.
 
 A method that costs nothing to build (zero-shot, few-shot, ICR) is built for each answer; the others are
-built once per task (Build button, or their own tab) and kept in the visitor's `built` state. A method that
-cannot answer says why in its own panel while the others answer.
+built once per task (Build button, or their own tab) and kept in the visitor's `built` state. For a built-in
+task the shipped prebuilt methods and views (`icr_app.prebuilt`) are loaded the moment it is picked, and every
+panel answers at once. A method that cannot answer says why in its own panel while the others answer.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
 from icr_app.methods import DEFAULT_PANELS, REGISTRY
@@ -22,20 +24,26 @@ from icr_app.views.answers import label_prob_bars
 
 MAX_BATCH = 50
 NOT_BUILT = "not built for this task yet: press “Build selected methods”"
+KINDS = {"baseline": "baseline", "implicit": "implicit ICL: nothing added to the prompt",
+         "fine-tuning": "explicit fine-tuning of weights, not implicit ICL"}
+DEFAULT_QUERY = "An absolute joy from start to finish."
 
 
 @dataclass
 class Page:
-    """The components every tab reads: the visitor's task and built methods, the query and the run settings."""
+    """The components every tab reads: the visitor's task, built methods and cached views, and the settings."""
 
     task: gr.State
-    built: gr.State  # {method name: Method built on the current task}
+    built: gr.State  # {method name: Method built on the current task, for the current model}
+    views: gr.State  # the mechanism views shipped for the current built-in task ({} otherwise)
+    initial_task: Task  # the default task, and its views, drawn when the page is built
+    initial_views: dict[str, Any]
     query: gr.Textbox
     shots: gr.Slider
     seed: gr.Number
     shown: gr.CheckboxGroup
     ask: gr.Button
-    task_changed: list  # events that fire when the visitor's task changes (tabs reset what they showed)
+    task_changed: list  # events after which the task, the model or the views changed (tabs redraw)
 
 
 def task_table(task: Task) -> pd.DataFrame:
@@ -48,12 +56,19 @@ def describe(task: Task) -> str:
     return f"**{task.name}**: {len(task.examples)} examples; {kind}"
 
 
+def example_query(name: str) -> str:
+    """A one-click query for a built-in task: its last example's input."""
+    return builtin_task(name).inputs[-1]
+
+
 def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method], shots: int, seed: int
                ) -> Method | None:
-    """The method to answer with: built now when that is free, else the visitor's built one (or None)."""
+    """The method to answer with: built now when that is free, else the visitor's built one for the current
+    model (or None)."""
     spec = REGISTRY[name]
     if not spec.instant:
-        return built.get(name)
+        method = built.get(name)
+        return method if method is not None and method.lm is ctx.lm else None
     context = BuildContext(ctx.lm, task, Answering.of(ctx.lm, task), seed=int(seed), shots=int(shots))
     return spec.build(context, spec.config())
 
@@ -67,7 +82,8 @@ def panel_text(name: str, method: Method, pred: Prediction, seconds: float) -> s
         facts.append(f"{method.trainable_parameters:,} trained")
     if method.build_s:
         facts.append(f"built in {method.build_s:.1f} s")
-    return f"### {spec.title}\n**{pred.prediction or '(empty)'}**\n\n" + " · ".join(facts)
+    return (f"### {spec.title}\n**{pred.prediction or '(empty)'}**\n\n" + " · ".join(facts)
+            + f"\n\n<sub>{KINDS[spec.kind]}</sub>")
 
 
 def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int,
@@ -86,25 +102,29 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
         pred.prompt
 
 
-def build_section(ctx: AppContext) -> Page:
-    """Task picker, query, settings, the side-by-side panels and the batch table; returns what tabs share."""
-    lm = ctx.lm
+def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
+    """Model and task pickers, query, settings, the side-by-side panels and the batch table. When the page opens
+    (`demo.load`), the default task's shipped methods and views are loaded and every panel answers."""
     first = builtin_task(DEFAULT_TASK)
-    task_state, built_state = gr.State(first), gr.State({})
+    initial_views = prebuilt.load_views(ctx.lm, DEFAULT_TASK)
+    task_state, built_state, views_state = gr.State(first), gr.State({}), gr.State(initial_views)
     with gr.Row():
-        builtin = gr.Dropdown(builtin_names(), value=DEFAULT_TASK, label="Built-in task")
+        model = gr.Dropdown(ctx.model_choices, value=ctx.lm.name, label="Model", scale=1)
+        builtin = gr.Dropdown(builtin_names(), value=DEFAULT_TASK, label="Built-in task", scale=1)
         upload = gr.File(label="…or upload CSV / TSV / JSON / JSONL (columns input, output)",
-                         file_types=[".csv", ".tsv", ".json", ".jsonl"], type="filepath")
+                         file_types=[".csv", ".tsv", ".json", ".jsonl"], type="filepath", scale=2)
     info = gr.Markdown(describe(first))
     with gr.Accordion("Examples (editable)", open=False):
         table = gr.Dataframe(task_table(first), headers=["input", "output"], interactive=True, max_height=300,
                              label="examples")
         use_table = gr.Button("Use this table as the task")
     with gr.Row():
-        query = gr.Textbox(label="Query", value="An absolute joy from start to finish.", lines=2, scale=4)
+        query = gr.Textbox(label="Query", value=DEFAULT_QUERY, lines=2, scale=4)
         with gr.Column(scale=1):
             shots = gr.Slider(1, 20, value=10, step=1, label="few-shot demonstrations")
             seed = gr.Number(0, precision=0, label="seed")
+    examples = gr.Examples([[name, example_query(name)] for name in builtin_names()], [builtin, query],
+                           label="one-click queries (a built-in task and one of its inputs)", examples_per_page=6)
     shown = gr.CheckboxGroup([(spec.title, name) for name, spec in REGISTRY.items()], value=list(DEFAULT_PANELS),
                              label="methods side by side")
     with gr.Row():
@@ -128,15 +148,20 @@ def build_section(ctx: AppContext) -> Page:
         ask_batch = gr.Button("Answer all")
         batch_table = gr.Dataframe(label="predictions of the chosen methods (the built ones, for those that build)")
 
+    def shipped(task: Task, is_builtin: bool) -> tuple[dict, dict]:
+        if not is_builtin:
+            return {}, {}
+        return prebuilt.load_methods(ctx.lm, task.name), prebuilt.load_views(ctx.lm, task.name)
+
     def load_builtin(name: str):
         task = builtin_task(name)
-        return task, task_table(task), describe(task), {}
+        return task, task_table(task), describe(task), *shipped(task, True)
 
     def load_upload(path: str | None):
         if not path:
             raise gr.Error("no file uploaded")
         task = load_task(path)
-        return task, task_table(task), describe(task), {}
+        return task, task_table(task), describe(task), {}, {}
 
     def load_table(df: pd.DataFrame):
         if df is None or len(df.columns) < 2:
@@ -144,7 +169,11 @@ def build_section(ctx: AppContext) -> Page:
         cells = df.iloc[:, :2].itertuples(index=False)
         rows = [("" if x is None else str(x), "" if y is None else str(y)) for x, y in cells]
         task = make_task("edited table", [r for r in rows if any(v.strip() for v in r)])
-        return task, describe(task), {}
+        return task, describe(task), {}, {}
+
+    def switch_model(name: str, task: Task):
+        ctx.switch(name)
+        return *shipped(task, task.name in builtin_names()), f"{describe(task)} · model **{ctx.lm.name}**"
 
     def show(chosen: list[str]):
         return [gr.update(visible=name in chosen) for name in REGISTRY]
@@ -158,7 +187,8 @@ def build_section(ctx: AppContext) -> Page:
 
     def build_methods(task: Task, built: dict, chosen: list[str], shots: int, seed: int, request: gr.Request,
                       progress: gr.Progress = gr.Progress()):  # noqa: B008
-        todo = [n for n in chosen if not REGISTRY[n].instant and n not in built]
+        lm = ctx.lm
+        todo = [n for n in chosen if not REGISTRY[n].instant and (n not in built or built[n].lm is not lm)]
         built, notes = dict(built), []
         for name in todo:
             spec = REGISTRY[name]
@@ -175,7 +205,7 @@ def build_section(ctx: AppContext) -> Page:
             method.build_s = time.perf_counter() - t0
             built[name] = method
             notes.append(f"{spec.title}: built in {method.build_s:.1f} s")
-        return built, "\n\n".join(notes) or "nothing to build: the chosen methods need no building"
+        return built, "\n\n".join(notes) or "nothing to build: the chosen methods are built already or need nothing"
 
     def answer_batch(task: Task, built: dict, text: str, shots: int, seed: int, chosen: list[str]):
         queries = [clip_query(q) for q in (text or "").splitlines() if q.strip()]
@@ -191,20 +221,25 @@ def build_section(ctx: AppContext) -> Page:
                 columns_out[name] = [p.prediction for p in method.predict(queries)]
         return pd.DataFrame(columns_out)
 
-    reset = [task_state, table, info, built_state]
-    changed = [on(builtin.change, load_builtin, builtin, reset, "load_builtin", TASKS),
+    reset = [task_state, table, info, built_state, views_state]
+    changed = [on(demo.load, load_builtin, builtin, reset, False, TASKS),
+               on(builtin.change, load_builtin, builtin, reset, "load_builtin", TASKS),
                on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
-               on(use_table.click, load_table, table, [task_state, info, built_state], "load_table", TASKS)]
+               on(use_table.click, load_table, table, [task_state, info, built_state, views_state], "load_table",
+                  TASKS),
+               on(model.change, switch_model, [model, task_state], [built_state, views_state, info], "switch_model",
+                  JOBS)]
     shown.change(show, shown, columns, queue=False)
     inputs = [task_state, built_state, query, shots, seed, shown]
     for name in REGISTRY:
         key = name.replace("-", "_")
         on(ask.click, answerer(name), inputs, outputs[name], f"answer_{key}")
         on(query.submit, answerer(name), inputs, outputs[name], False)
+        for event in [*changed, examples.load_input_event]:  # a new task or model: every panel answers again
+            on(event.then, answerer(name), inputs, outputs[name], False)
     on(build_btn.click, build_methods, [task_state, built_state, shown, shots, seed], [built_state, build_info],
        "build_methods", JOBS)
     ctx.cancel_button(build_stop, "build")
     on(ask_batch.click, answer_batch, [task_state, built_state, batch, shots, seed, shown], batch_table,
        "answer_batch")
-    return Page(task_state, built_state, query, shots, seed, shown, ask, changed)
-
+    return Page(task_state, built_state, views_state, first, initial_views, query, shots, seed, shown, ask, changed)

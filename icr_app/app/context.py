@@ -8,6 +8,8 @@ State that belongs to a visitor (their task, their built methods, their files, t
 from __future__ import annotations
 
 import functools
+import gc
+import os
 import shutil
 import tempfile
 import threading
@@ -19,7 +21,7 @@ from typing import Any
 import gradio as gr
 
 from icr_app.core.artefacts import ArtefactError
-from icr_app.core.models import LoadedModel
+from icr_app.core.models import LoadedModel, installed_models, load_model, release
 from icr_app.core.progress import Cancelled
 from icr_app.core.scoring import LabelError
 from icr_app.core.tasks import TaskError
@@ -28,8 +30,17 @@ MAX_QUERY_CHARS = 2000
 USER_ERRORS = (TaskError, LabelError, ArtefactError, ValueError)
 
 # Concurrency groups: reading a task file never waits behind the model; answers and long jobs queue apart,
-# so one visitor's SITE build does not hold up another's answer (both then take turns on the model's lock).
+# so one visitor's build does not hold up another's answer (both then take turns on the model's lock).
 TASKS, ANSWERS, JOBS = "tasks", "answers", "jobs"
+LIMITS = {TASKS: None, ANSWERS: int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), JOBS: 2}
+
+try:  # on a ZeroGPU Space, model work runs inside @spaces.GPU; elsewhere the decorator is not there
+    import spaces
+
+    on_gpu: Callable[[Callable], Callable] = spaces.GPU
+except ImportError:
+    def on_gpu(fn: Callable) -> Callable:
+        return fn
 
 
 def clip_query(query: str) -> str:
@@ -65,11 +76,30 @@ def _session(request: gr.Request | None) -> str:
 
 @dataclass
 class AppContext:
-    """The shared model plus the per-session bookkeeping that the tabs' handlers use."""
+    """The shared model plus the per-session bookkeeping that the tabs' handlers use.
+
+    The app holds one model at a time (the memory goal): `switch` loads another for everyone, and handlers
+    read `ctx.lm` when they run, never at page build, so they always use the current one.
+    """
 
     lm: LoadedModel
     _cancel: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
     _dirs: dict[str, Path] = field(default_factory=dict)
+    _switching: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def model_choices(self) -> list[str]:
+        return list(dict.fromkeys([self.lm.name, *installed_models()]))
+
+    def switch(self, name: str) -> LoadedModel:
+        """Make `name` the app's model, releasing the previous one first (one in memory at a time)."""
+        with self._switching:
+            if name != self.lm.name:
+                old = self.lm.name
+                release(old)
+                gc.collect()
+                self.lm = load_model(name)
+        return self.lm
 
     def cancel_flag(self, request: gr.Request | None, kind: str) -> threading.Event:
         """One flag per session and kind of job, so Cancel on one tab never stops another tab's job."""
@@ -113,5 +143,8 @@ class AppContext:
 
 def on(event: Callable, fn: Callable, inputs: Any, outputs: Any, api_name: str | bool, group: str = ANSWERS,
        **kwargs: Any) -> Any:
-    """Wire a handler: input errors shown as messages, the handler queued in its concurrency group."""
-    return event(user_errors(fn), inputs, outputs, api_name=api_name, concurrency_id=group, **kwargs)
+    """Wire a handler: input errors shown as messages, the handler queued in its concurrency group (model work
+    inside @spaces.GPU on a ZeroGPU Space)."""
+    handler = user_errors(fn) if group == TASKS else on_gpu(user_errors(fn))
+    return event(handler, inputs, outputs, api_name=api_name, concurrency_id=group,
+                 concurrency_limit=LIMITS[group], **kwargs)

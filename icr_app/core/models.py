@@ -192,3 +192,14 @@ def load_model(name_or_path: str = DEFAULT_MODEL) -> LoadedModel:
         loaded = wrap(name_or_path, model.to(_device()), tok)
         _LOADED[name_or_path] = loaded
         return loaded
+
+
+def release(name: str) -> None:
+    """Forget a loaded model, so its memory goes once no one holds it (the app keeps one model at a time)."""
+    with _LOAD_LOCK:
+        _LOADED.pop(name, None)
+
+
+def installed_models() -> list[str]:
+    """The built-in models whose weights are installed here (their package is importable)."""
+    return [name for name, src in BUILTIN_MODELS.items() if importlib.util.find_spec(src.package) is not None]

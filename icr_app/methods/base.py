@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from icr_app.core.models import LoadedModel
@@ -154,5 +155,7 @@ class MethodSpec:
     kind: Kind = "implicit"
     presets: Mapping[str, tuple[str, Callable[[], Any]]] = field(default_factory=dict)
     instant: bool = False  # building costs nothing (no training on the task), so the app builds it per query
+    save: Callable[[Method, Path], Path] | None = None  # a built method's artefact (downloads, prebuilt files)
+    load: Callable[[Path, Any], Method] | None = None  # (path, lm) -> the method; refuses another model's file
     commands: str | None = None
     tab: str | None = None

@@ -1,11 +1,14 @@
 """Figures for the saliency information flow: the three curves over layers, and one prompt's anchor flow.
 
-The curves show where each layer's decision-relevant flow goes (text → label words, label words →
-target, everything else); the anchor-flow view draws, for one layer, the strongest of those links
-over the prompt's tokens, so the reader can see the label words gather and then hand on.
+The curves show where each layer's decision-relevant flow goes (text → label words, label words → target,
+everything else). The anchor-flow view lays the prompt out as text, one demonstration per line and the query
+last, and draws one layer's strongest links over it (all heads summed, or one head), so a reader can see the
+label words gather their demonstration's text and the answer position then read the label words.
 """
 
 from __future__ import annotations
+
+from dataclasses import asdict, dataclass
 
 import plotly.graph_objects as go
 import torch
@@ -15,6 +18,9 @@ from icr_app.analyses.anchors.saliency import FLOWS, FlowResult, describe, posit
 
 _NAMES = {"S_wp": "text → label words (S_wp)", "S_pq": "label words → target (S_pq)", "S_ww": "other pairs (S_ww)"}
 _COLOURS = {"S_wp": "#1f77b4", "S_pq": "#d62728", "S_ww": "#7f7f7f"}
+_ROLE_COLOURS = {"target": "#d62728", "label word": "#ff7f0e", "format": "#999999", "text": "#1f3b73"}
+GUIDE = ("Read it as: blue links carry a demonstration's text into its label word (strong in shallow layers); red "
+         "links carry the label words to the answer position (strong in deep layers). Wider = more salient.")
 
 
 def flow_curves_figure(result: FlowResult) -> go.Figure:
@@ -23,7 +29,8 @@ def flow_curves_figure(result: FlowResult) -> go.Figure:
     fig = go.Figure()
     for k in FLOWS:
         fig.add_trace(go.Scatter(x=list(range(len(norm[k]))), y=norm[k], mode="lines+markers", name=_NAMES[k],
-                                 line={"color": _COLOURS[k]}))
+                                 line={"color": _COLOURS[k]},
+                                 hovertemplate=f"layer %{{x}}: {k} share %{{y:.3f}}<extra></extra>"))
     fig.update_layout(
         title=f"Information flow, {result.task} on {result.model} ({result.n_prompts} prompts, "
               f"~{result.mean_tokens:.0f} tokens)<br><sup>{describe(result)}</sup>",
@@ -33,51 +40,116 @@ def flow_curves_figure(result: FlowResult) -> go.Figure:
     return fig
 
 
-def _arc(x0: int, x1: int, up: bool, n: int = 24) -> tuple[list[float], list[float]]:
-    t = torch.linspace(0, torch.pi, n)
-    mid, radius = (x0 + x1) / 2, abs(x1 - x0) / 2
-    ys = radius * torch.sin(t) * (1 if up else -1)
-    return (mid - radius * torch.cos(t)).tolist(), ys.tolist()
-
-
-def _label(tok: str) -> str:
+def _display(tok: str) -> str:
     return tok.replace("\n", "⏎").strip() or "␣"
 
 
-def anchor_flow_figure(prompt: AnchorPrompt, flow: torch.Tensor, layer: int, top_k: int = 15) -> go.Figure:
-    """Arc diagram of layer `layer`: the top_k text → label-word links above, label words → target below.
+@dataclass
+class FlowView:
+    """One prompt's anchor flow as the view draws it: its tokens laid out as text, and per layer (and per head)
+    its strongest text → label-word links and every label-word → target link. JSON-able, so the app can ship it
+    precomputed for the built-in tasks."""
 
-    `flow` is the (L, T, T) saliency of this prompt (`saliency.prompt_saliency`); arc width and opacity
-    follow `I_l(i, j)`, scaled to the strongest link drawn.
-    """
-    sal = flow[layer].cpu()
-    sets = position_sets(prompt)
-    wp = torch.where(sets["S_wp"], sal, torch.zeros_like(sal))
-    top = wp.flatten().topk(min(top_k, int(sets["S_wp"].sum()))).indices
-    links = [(int(i) % sal.shape[1], int(i) // sal.shape[1], True) for i in top]
-    links += [(p, prompt.target, False) for p in prompt.label_positions]
-    strongest = max((float(sal[dst, src]) for src, dst, _ in links), default=0.0) or 1.0
-    fig = go.Figure()
-    for src, dst, up in links:
-        w = float(sal[dst, src]) / strongest
-        xs, ys = _arc(src, dst, up)
-        fig.add_trace(go.Scatter(
-            x=xs, y=ys, mode="lines", showlegend=False, hoverinfo="text",
-            line={"width": 1 + 7 * w, "color": _COLOURS["S_wp" if up else "S_pq"]}, opacity=0.25 + 0.75 * w,
-            text=f"{_label(prompt.tokens[src])!r} → {_label(prompt.tokens[dst])!r}: I={float(sal[dst, src]):.3g}",
-        ))
+    tokens: list[str]
+    roles: list[str]
+    row: list[int]  # the demonstration each token belongs to (the query's row last)
+    col: list[float]  # where each token starts in its row, in characters
+    n_layers: int
+    n_heads: int
+    links: list[list[float]]  # [layer, head or -1 for all heads summed, src, dst, I]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _layout(prompt: AnchorPrompt) -> tuple[list[str], list[int], list[float]]:
+    """Roles, rows and character columns: a row per demonstration (the separator after its label stays on its
+    line) and the query last; a token starts where the text before it ends, so subwords sit together."""
     labels, fmt = set(prompt.label_positions), set(prompt.format_positions)
     roles = ["target" if i == prompt.target else "label word" if i in labels else "format" if i in fmt else "text"
              for i in range(len(prompt))]
-    colours = {"target": "#d62728", "label word": "#ff7f0e", "format": "#bbbbbb", "text": "#1f77b4"}
-    for role, colour in colours.items():
-        idx = [i for i, r in enumerate(roles) if r == role]
-        fig.add_trace(go.Scatter(x=idx, y=[0] * len(idx), mode="markers", name=role, marker={"color": colour},
-                                 text=[_label(prompt.tokens[i]) for i in idx], hoverinfo="text+x"))
+    ends = sorted(max(toks) for toks in prompt.label_tokens)
+    rows, cols, x, trailing = [], [], 0.0, False
+    for i, tok in enumerate(prompt.tokens):
+        row = sum(end < i for end in ends)
+        trailing = bool(row) and not tok.strip() and (ends[row - 1] == i - 1 or trailing)
+        if trailing:  # whitespace right after a label ends that demonstration's line
+            row -= 1
+        if rows and row != rows[-1]:
+            x = 0.0
+        rows.append(row)
+        cols.append(x)
+        x += max(1, len(tok.replace("\n", "⏎")))
+    return roles, rows, cols
+
+
+def flow_view(prompt: AnchorPrompt, head_sal: torch.Tensor, top: int = 40, top_head: int = 8) -> FlowView:
+    """From a prompt's per-head saliency (L, H, T, T): the links worth drawing, per layer and per head."""
+    sets = position_sets(prompt)
+    wp, pq = sets["S_wp"], sets["S_pq"]
+    links: list[list[float]] = []
+
+    def keep(layer: int, head: int, sal: torch.Tensor, k: int) -> None:
+        text = torch.where(wp, sal, torch.zeros_like(sal)).flatten()
+        for idx in text.topk(min(k, int(wp.sum()))).indices.tolist():
+            links.append([layer, head, idx % sal.shape[1], idx // sal.shape[1], float(sal.flatten()[idx])])
+        for dst, src in pq.nonzero().tolist():
+            links.append([layer, head, src, dst, float(sal[dst, src])])
+
+    sal = head_sal.cpu()
+    for layer in range(sal.shape[0]):
+        keep(layer, -1, sal[layer].sum(0).abs(), top)
+        for head in range(sal.shape[1]):
+            keep(layer, head, sal[layer, head].abs(), top_head)
+    roles, rows, cols = _layout(prompt)
+    return FlowView(list(prompt.tokens), roles, rows, cols, sal.shape[0], sal.shape[1], links)
+
+
+def _curve(x0: float, y0: float, x1: float, y1: float, n: int = 20) -> tuple[list[float], list[float]]:
+    """A quadratic curve from (x0, y0) to (x1, y1), bulging upwards so links on one line stay visible."""
+    t = torch.linspace(0, 1, n)
+    lift = 0.35 + 0.02 * abs(x1 - x0) ** 0.5
+    cx, cy = (x0 + x1) / 2, max(y0, y1) + lift
+    xs = (1 - t) ** 2 * x0 + 2 * (1 - t) * t * cx + t ** 2 * x1
+    ys = (1 - t) ** 2 * y0 + 2 * (1 - t) * t * cy + t ** 2 * y1
+    return xs.tolist(), ys.tolist()
+
+
+def anchor_flow_figure(view: FlowView, layer: int, head: int | None = None, threshold: float = 0.1) -> go.Figure:
+    """The prompt as text (a line per demonstration) with layer `layer`'s links drawn over it: all heads summed
+    when `head` is None, else that head; links below `threshold` × the strongest are left out."""
+    want = -1 if head is None else head
+    drawn = [lk for lk in view.links if int(lk[0]) == layer and int(lk[1]) == want]
+    strongest = max((lk[4] for lk in drawn), default=0.0) or 1.0
+    n_rows = max(view.row) + 1
+    pos = [(c + len(t.replace("\n", "⏎")) / 2, float(n_rows - 1 - r)) for t, r, c in
+           zip(view.tokens, view.row, view.col)]
+    fig = go.Figure()
+    for _, _, src, dst, value in sorted(drawn, key=lambda lk: lk[4]):
+        w = value / strongest
+        if w < threshold:
+            continue
+        src, dst = int(src), int(dst)
+        kind = "S_pq" if view.roles[dst] == "target" else "S_wp"
+        xs, ys = _curve(*pos[src], *pos[dst])
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="lines", showlegend=False, hoverinfo="text", opacity=0.3 + 0.7 * w,
+            line={"width": 1 + 6 * w, "color": _COLOURS[kind]},
+            text=f"{_display(view.tokens[src])!r} → {_display(view.tokens[dst])!r}: I = {value:.3g} "
+                 f"({w:.0%} of the strongest)",
+        ))
+    for role, colour in _ROLE_COLOURS.items():
+        idx = [i for i, r in enumerate(view.roles) if r == role]
+        fig.add_trace(go.Scatter(
+            x=[pos[i][0] for i in idx], y=[pos[i][1] for i in idx], mode="text", name=role,
+            text=[_display(view.tokens[i]) for i in idx], textfont={"color": colour, "size": 12, "family": "monospace"},
+            hovertext=[f"token {i}: {_display(view.tokens[i])!r} ({role})" for i in idx], hoverinfo="text",
+        ))
+    which = "all heads" if head is None else f"head {head}"
     fig.update_layout(
-        title=f"Anchor flow at layer {layer}: text → label words (above), label words → target (below)",
-        xaxis={"tickmode": "array", "tickvals": list(range(len(prompt))), "tickangle": -90,
-               "ticktext": [_label(t) for t in prompt.tokens], "tickfont": {"size": 8}},
-        yaxis={"visible": False}, legend={"orientation": "h", "y": 1.08}, height=520,
+        title=f"Anchor flow at layer {layer}, {which}<br><sup>{GUIDE}</sup>",
+        xaxis={"visible": False, "range": [-1, max(c + len(t) for t, c in zip(view.tokens, view.col)) + 1]},
+        yaxis={"visible": False, "range": [-0.6, n_rows + 0.2]},
+        legend={"orientation": "h", "y": -0.05}, height=140 + 34 * n_rows, margin={"l": 10, "r": 10, "t": 80},
     )
     return fig

@@ -26,8 +26,8 @@ from icr_app.core.tasks import Task, split
 FLOWS = ("S_wp", "S_pq", "S_ww")
 
 
-def saliency(lm: LoadedModel, prompt: AnchorPrompt, label_ids: torch.Tensor, target: int) -> torch.Tensor:
-    """`I_l(i, j)` for every layer, (L, T, T): one forward and one backward pass of the prompt."""
+def head_saliency(lm: LoadedModel, prompt: AnchorPrompt, label_ids: torch.Tensor, target: int) -> torch.Tensor:
+    """`A_h ⊙ ∂L/∂A_h` for every layer and head, (L, H, T, T), signed: one forward and one backward pass."""
     weights: dict[int, torch.Tensor] = {}
 
     def saliency_attention(module, query, key, value, attention_mask, scaling=None, **_):
@@ -41,12 +41,19 @@ def saliency(lm: LoadedModel, prompt: AnchorPrompt, label_ids: torch.Tensor, tar
         loss = label_loss(logits, label_ids, torch.tensor([target], device=lm.device))
         a = [weights[i] for i in range(lm.n_layers)]
         grads = torch.autograd.grad(loss, a)
-    return torch.stack([(w[0] * g[0]).sum(0).abs() for w, g in zip(a, grads)]).detach()
+    return torch.stack([w[0] * g[0] for w, g in zip(a, grads)]).detach()
 
 
-def prompt_saliency(lm: LoadedModel, prompt: AnchorPrompt, labels: list[str]) -> torch.Tensor:
-    """`saliency` for one prompt of a task with these labels, the gold label being the query's."""
-    return saliency(lm, prompt, first_label_ids(lm, labels), labels.index(prompt.query.output))
+def saliency(lm: LoadedModel, prompt: AnchorPrompt, label_ids: torch.Tensor, target: int) -> torch.Tensor:
+    """`I_l(i, j) = |Σ_h A_h ⊙ ∂L/∂A_h|` for every layer, (L, T, T) (the absolute value outside the head sum)."""
+    return head_saliency(lm, prompt, label_ids, target).sum(1).abs()
+
+
+def prompt_saliency(lm: LoadedModel, prompt: AnchorPrompt, labels: list[str], per_head: bool = False) -> torch.Tensor:
+    """`saliency` (or, per_head, `head_saliency`) for one prompt of a task with these labels, the gold label being
+    the query's."""
+    fn = head_saliency if per_head else saliency
+    return fn(lm, prompt, first_label_ids(lm, labels), labels.index(prompt.query.output))
 
 
 def position_sets(prompt: AnchorPrompt) -> dict[str, torch.Tensor]:
@@ -103,15 +110,16 @@ def information_flow(
 ) -> FlowResult:
     """Average S_wp, S_pq, S_ww over the prompts (each prompt: one forward + backward pass).
 
-    `keep(prompt, saliency)` sees each prompt's (L, T, T) saliency, so a view can reuse one without
+    `keep(prompt, saliency)` sees each prompt's per-head saliency (L, H, T, T), so a view can reuse one without
     computing it again.
     """
     sums = {k: torch.zeros(lm.n_layers) for k in FLOWS}
     t0 = time.perf_counter()
-    for p in progress(prompts):
-        sal = prompt_saliency(lm, p, task.labels)
+    for p in progress(prompts, desc="saliency"):
+        heads = prompt_saliency(lm, p, task.labels, per_head=True)
+        sal = heads.sum(1).abs()
         if keep is not None:
-            keep(p, sal)
+            keep(p, heads)
         scores = flow_scores(sal, p)
         for k in FLOWS:
             sums[k] += scores[k].cpu()

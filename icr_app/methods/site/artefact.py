@@ -6,7 +6,7 @@ from pathlib import Path
 
 from icr_app.core.artefacts import ArtefactError, load_artefact, save_artefact
 from icr_app.core.models import LoadedModel
-from icr_app.methods.site.method import SiteMeta, SiteTask
+from icr_app.methods.site.method import SiteMeta, SiteMethod, SiteTask
 
 KIND = "site-task"
 
@@ -31,3 +31,14 @@ def load_site(path: str | Path, lm: LoadedModel | None = None) -> SiteTask:
     if lm is not None:
         site.check_model(lm)
     return site
+
+
+def save_method(method: SiteMethod, path: str | Path) -> Path:
+    return save_site(method.site, path)
+
+
+def load_method(path: str | Path, lm: LoadedModel) -> SiteMethod:
+    site = load_site(path, lm)
+    method = SiteMethod(lm, site)
+    method.build_s = site.meta.build_s
+    return method

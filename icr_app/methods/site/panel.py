@@ -1,50 +1,62 @@
-"""SITE's tab: build it on the visitor's task (with progress and Cancel), see its head map, download or load it."""
+"""SITE's tab: its head map for the visitor's task (shipped for the built-in tasks, or built here with progress
+and Cancel), and the task as a file to download or to load back."""
 
 from __future__ import annotations
 
 import gradio as gr
+import plotly.graph_objects as go
 
 from icr_app.app.answers import Page
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.core.tasks import Task
 from icr_app.methods.base import Answering
-from icr_app.methods.site.artefact import load_site, save_site
+from icr_app.methods.site.artefact import load_method, save_site
 from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteTask, build_site
-from icr_app.methods.site.view import alpha_heatmap
+from icr_app.methods.site.view import GUIDE, alpha_heatmap
 
 EXPLAIN = ("SITE averages each attention head's output at the last token over many few-shot prompts (the task "
            "embedding), then learns a weight α per head: how much of the embedding replaces the head's zero-shot "
-           "output. Heads near 1 carry the task.")
-NOT_BUILT = "_not built for this task yet_"
+           "output. Heads near 1 carry the task. " + GUIDE)
+NOT_BUILT = "_not built for this task yet: press Build SITE_"
 
 
 def summary(site: SiteTask) -> str:
     m = site.meta
-    return (f"SITE for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos; {m.steps} steps "
-            f"(best {m.best_step}); train loss {m.train_loss:.3f}, val loss {m.val_loss:.3f}; "
+    return (f"SITE for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos, {m.objective} objective; "
+            f"{m.steps} steps (best {m.best_step}); train loss {m.train_loss:.3f}, val loss {m.val_loss:.3f}; "
             f"built in {m.build_s:.0f} s")
 
 
-def build_tab(ctx: AppContext, page: Page) -> None:
-    lm = ctx.lm
+def _empty() -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text="SITE is not built for this task yet", showarrow=False)
+    fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=200)
+    return fig
 
-    def with_site(built: dict, site: SiteTask) -> dict:
-        method = SiteMethod(lm, site)
-        method.build_s = site.meta.build_s
-        return {**built, "site": method}
+
+def build_tab(ctx: AppContext, page: Page) -> None:
+    def shown(built: dict, request: gr.Request):
+        method = built.get("site")
+        if not isinstance(method, SiteMethod) or method.lm is not ctx.lm:
+            return _empty(), NOT_BUILT, None
+        path = ctx.session_dir(request) / f"site-{method.site.meta.task.replace('/', '_')}.safetensors"
+        return alpha_heatmap(method.site), summary(method.site), str(save_site(method.site, path))
 
     def build(task: Task, built: dict, steps: int, seed: int, request: gr.Request,
               progress: gr.Progress = gr.Progress()):  # noqa: B008
+        lm = ctx.lm
         step = ctx.progress(progress, request, "site", "building SITE")
         site = build_site(lm, task, Answering.of(lm, task), SiteConfig(steps=int(steps)), int(seed), step)
-        path = save_site(site, ctx.session_dir(request) / f"site-{site.meta.task.replace('/', '_')}.safetensors")
-        return with_site(built, site), alpha_heatmap(site), summary(site), str(path)
+        method = SiteMethod(lm, site)
+        method.build_s = site.meta.build_s
+        built = {**built, "site": method}
+        return built, *shown(built, request)
 
-    def upload(built: dict, path: str | None):
+    def upload(built: dict, path: str | None, request: gr.Request):
         if not path:
             raise gr.Error("no file uploaded")
-        site = load_site(path, lm)
-        return with_site(built, site), alpha_heatmap(site), summary(site)
+        built = {**built, "site": load_method(path, ctx.lm)}
+        return built, *shown(built, request)
 
     with gr.Tab("SITE head map"):
         gr.Markdown(EXPLAIN)
@@ -53,14 +65,14 @@ def build_tab(ctx: AppContext, page: Page) -> None:
             build_btn = gr.Button("Build SITE", variant="primary")
             stop = gr.Button("Cancel")
         info = gr.Markdown(NOT_BUILT)
-        head_map = gr.Plot(label="α per layer and head")
+        head_map = gr.Plot(_empty(), label="α per layer and head")
         with gr.Row():
             download = gr.File(label="download this SITE task (safetensors)", interactive=False)
             upload_file = gr.File(label="load a SITE task (.safetensors)", file_types=[".safetensors"],
                                   type="filepath")
-    on(build_btn.click, build, [page.task, page.built, steps, page.seed], [page.built, head_map, info, download],
-       "build_site", JOBS)
+    outs = [head_map, info, download]
+    on(build_btn.click, build, [page.task, page.built, steps, page.seed], [page.built, *outs], "build_site", JOBS)
     ctx.cancel_button(stop, "site")
-    on(upload_file.upload, upload, [page.built, upload_file], [page.built, head_map, info], "load_site")
+    on(upload_file.upload, upload, [page.built, upload_file], [page.built, *outs], "load_site")
     for event in page.task_changed:
-        event.then(lambda: NOT_BUILT, None, info, queue=False)
+        event.then(shown, page.built, outs, queue=False)
