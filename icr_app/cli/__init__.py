@@ -20,7 +20,8 @@ from icr_app.core.tasks import TaskError, load_task
 from icr_app.evaluate import EvalReport, evaluate
 from icr_app.methods import REGISTRY
 
-ANALYSES = ("icr_app.analyses.anchors.commands:add_commands", "icr_app.analyses.rank1.commands:add_commands")
+ANALYSES = ("icr_app.analyses.anchors.commands:add_commands", "icr_app.analyses.rank1.commands:add_commands",
+            "icr_app.prebuilt:add_commands")
 
 
 def _fmt(x: float | None, spec: str) -> str:
