@@ -17,7 +17,7 @@ from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template
 from icr_app.core.scoring import first_token_id
 from icr_app.core.tasks import Task, split
-from icr_app.methods import get_spec
+from icr_app.methods import entry_config, parse_entry
 from icr_app.methods.base import Answering, BuildContext, Method, is_correct
 from icr_app.methods.zero_shot import ZeroShot
 
@@ -94,20 +94,21 @@ def evaluate(
 ) -> EvalReport:
     """Build each method on the train split and score it on the same seeded test split.
 
-    `configs` maps a method name to its config (default: the method's defaults). A method that raises while
-    it is built or scored gets `error` set; a cancel (`Cancelled`) stops the whole run.
+    `methods` are registry names or "name@preset" entries; results are keyed by entry. `configs` maps an
+    entry to its config (default: the preset's, or the method's defaults). A method that raises while it is
+    built or scored gets `error` set; a cancel (`Cancelled`) stops the whole run.
     """
-    specs = [get_spec(name) for name in methods]
+    specs = {entry: parse_entry(entry)[0] for entry in methods}
     configs = configs or {}
     train, test = split(task, n_test, seed, min_train=max(2, shots))
     answering = Answering.of(lm, train, template, task.labels)
     ctx = BuildContext(lm, train, answering, seed=seed, shots=shots, progress=progress)
     warm_up(lm, answering, test.inputs, batch_size)
     results: dict[str, MethodResult] = {}
-    for spec in specs:
+    for entry, spec in specs.items():
         t0 = time.perf_counter()
         try:
-            method = spec.build(ctx, configs.get(spec.name) or spec.config())
+            method = spec.build(ctx, configs.get(entry) or entry_config(entry))
             build_s = time.perf_counter() - t0
             res = score_method(method, test, batch_size, progress)
         except Cancelled:
@@ -116,7 +117,7 @@ def evaluate(
             res = MethodResult(error=f"{type(err).__name__}: {err}")
             build_s = time.perf_counter() - t0
         res.build_s = build_s
-        results[spec.name] = res
+        results[entry] = res
     base = results.get("zero-shot")
     if base is not None and base.latency_s:
         for res in results.values():

@@ -6,13 +6,15 @@ import json
 import pytest
 
 from icr_app.cli import build_parser, main
+from icr_app.cli.common import method_config
 from icr_app.core.models import ModelNotFoundError, load_model
 from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace
 from icr_app.evaluate import evaluate
-from icr_app.methods import REGISTRY
+from icr_app.methods import REGISTRY, parse_entry
 from icr_app.methods.base import Answering, MethodSpec, is_correct
 from icr_app.methods.few_shot import FewShot
+from icr_app.methods.site import SiteConfig
 from icr_app.methods.zero_shot import ZeroShot
 
 
@@ -80,6 +82,28 @@ def test_the_same_method_twice_times_alike(lm, monkeypatch):
         rep = evaluate(lm, builtin_task("sentiment"), ["zero-shot", "zero-shot-again"], n_test=40, batch_size=4)
         ratios.append(rep.methods["zero-shot-again"].latency_ratio_to_zero_shot)
     assert 0.7 < sorted(ratios)[1] < 1.4, ratios
+
+
+def test_a_preset_entry_runs_beside_the_default(lm, monkeypatch):
+    """"site@first-token" is SITE built from that preset, reported under its own name beside "site"."""
+    seen = {}
+    real = REGISTRY["site"].build
+
+    def spy(ctx, config):
+        seen[config.objective] = config
+        return real(ctx, config)
+
+    monkeypatch.setitem(REGISTRY, "site", dataclasses.replace(REGISTRY["site"], build=spy))
+    small = {"n_prompts": 2, "n_demos": 2, "steps": 2, "max_examples": 8}
+    configs = {"site": SiteConfig(**small), "site@first-token": SiteConfig(**small, objective="first-token")}
+    rep = evaluate(lm, builtin_task("sentiment"), ["site", "site@first-token"], n_test=6, batch_size=6,
+                   configs=configs)
+    assert set(rep.methods) == {"site", "site@first-token"} and not rep.failed
+    assert set(seen) == {"answer", "first-token"}
+    cli = build_parser().parse_args(["eval", "--data", "x", "--site-steps", "7"])
+    assert method_config(cli, REGISTRY["site"], "first-token") == SiteConfig(steps=7, objective="first-token")
+    with pytest.raises(ValueError, match="site@paper"):
+        parse_entry("site@nope")
 
 
 def test_trace_hooks_removed_after_exception(lm):

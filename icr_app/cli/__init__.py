@@ -18,7 +18,7 @@ from icr_app.core.paths import resolve
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import TaskError, load_task
 from icr_app.evaluate import EvalReport, evaluate
-from icr_app.methods import REGISTRY
+from icr_app.methods import REGISTRY, parse_entry
 
 ANALYSES = ("icr_app.analyses.anchors.commands:add_commands", "icr_app.analyses.rank1.commands:add_commands",
             "icr_app.prebuilt:add_commands")
@@ -48,10 +48,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
     lm = load_model(args.model)
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = [m for m in names if m not in REGISTRY]
-    if unknown:
-        raise ValueError(f"unknown method(s) {', '.join(unknown)}; available: {', '.join(REGISTRY)}")
-    configs = {name: method_config(args, REGISTRY[name]) for name in names}
+    configs = {name: method_config(args, *parse_entry(name)) for name in names}
     report = evaluate(lm, task, names, n_test=args.n_test, seed=args.seed, shots=args.shots,
                       batch_size=args.batch_size, configs=configs, progress=partial(tqdm_progress, desc="batches"))
     print(format_table(report))
@@ -72,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("eval", help="score methods side by side on a held-out split")
     add_task_args(p)
-    p.add_argument("--methods", default="zero-shot,few-shot", help=f"comma list of: {', '.join(REGISTRY)}")
+    p.add_argument("--methods", default="zero-shot,few-shot", help=f"comma list of: {', '.join(REGISTRY)}; "
+                   "'name@preset' runs a method from a preset (e.g. site@paper) beside its default")
     p.add_argument("--n-test", type=int, default=100, help="held-out queries scored (the rest trains)")
     p.add_argument("--shots", type=int, default=SHOTS,
                    help="demonstrations per few-shot prompt (few-shot, and the methods that show ICL prompts)")

@@ -38,7 +38,8 @@ def add_method_flags(p: argparse.ArgumentParser, spec: MethodSpec) -> None:
                            help=f"start from {text}; the other --{spec.name}-* flags still apply")
 
 
-def method_config(args: argparse.Namespace, spec: MethodSpec) -> Any:
-    """The method's config: its defaults (or a chosen preset) with the flags the user gave."""
-    chosen = [make for preset, (_, make) in spec.presets.items() if getattr(args, f"{spec.name}::{preset}", False)]
+def method_config(args: argparse.Namespace, spec: MethodSpec, preset: str | None = None) -> Any:
+    """The method's config: its defaults (or `preset`, or a preset chosen by flag) with the flags the user gave."""
+    chosen = [make for name, (_, make) in spec.presets.items()
+              if name == preset or getattr(args, f"{spec.name}::{name}", False)]
     return config_from_flags(args, spec.config, spec.name, chosen[0]() if chosen else None)

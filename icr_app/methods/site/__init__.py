@@ -6,11 +6,11 @@ saves a built task, `commands` adds `site build`, `view` draws the head map and 
 
 from icr_app.methods.base import MethodSpec
 from icr_app.methods.site.artefact import load_method, save_method
-from icr_app.methods.site.method import PAPER, SiteConfig, build
+from icr_app.methods.site.method import FIRST_TOKEN, PAPER, SiteConfig, build
 
 SPEC = MethodSpec(
-    name="site", title="SITE (task embedding)", config=SiteConfig, build=build, presets={"paper": PAPER},
-    save=save_method, load=load_method,
+    name="site", title="SITE (task embedding)", config=SiteConfig, build=build,
+    presets={"paper": PAPER, "first-token": FIRST_TOKEN}, save=save_method, load=load_method,
     description="per-head task embeddings from few-shot prompts, mixed in at the last token by learned head weights",
     commands="icr_app.methods.site.commands:add_commands", tab="icr_app.methods.site.panel:build_tab",
 )

@@ -190,3 +190,4 @@ def build(ctx: BuildContext, config: SiteConfig) -> SiteMethod:
 
 
 PAPER = ("the paper's setting: M=50, N=10, 400 steps of batch 1", SiteConfig.paper)
+FIRST_TOKEN = ("the defaults with the paper's first-token objective", lambda: SiteConfig(objective="first-token"))

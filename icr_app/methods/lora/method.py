@@ -1,0 +1,238 @@
+"""LoRA (Hu et al., 2021) with peft: explicit fine-tuning, the weight-update reference that SITE's paper compares
+against. Not in-context learning: low-rank updates ΔW = (α/r)·B·A are trained into a private copy of the model.
+
+The shared model is never changed. `private_copy` copies the model's module tree and shares every parameter and
+buffer with it (read only: they are frozen and no code writes them); peft's layers go into that copy only, and
+before merging, each targeted weight is replaced by a private clone, so `merge_and_unload` writes into the copy.
+The merged copy is wrapped as its own `LoadedModel` (same name, so the same fingerprint, its own lock) and
+`LoraMethod` answers through it with the shared `Method.predict`. On SmolLM2-135M (RSS with every weight
+resident) `copy.deepcopy(lm.model)` costs +493 MB; a built LoRA costs only its merged weights, +37 MB for the
+q/v projections (+424 MB for all-linear): that is what lets every visitor of the app keep one. Answering costs
+what zero-shot costs (the same matrices: latency ratio 0.99-1.09 on sentiment). Training runs on the private
+copy without the shared model's lock, so other visitors' answers never wait for it.
+
+Decisions (SmolLM2-135M, `eval --n-test 100 --seed 0`, one thread each because the 2 cores were shared with 3-7
+other jobs; BENCHMARKS.md has the tables):
+- targets: the family's attention projections, `lm.adapter.family.lora_targets` (q/v; GPT-2's c_attn with
+  fan_in_fan_out, GPT-NeoX's query_key_value, Phi-3's qkv_proj). Measured against `all-linear` (attention and
+  MLP, 5.3× the parameters): sentiment 1.000 vs 0.921 (n 38), antonym 0.41 vs 0.46; no consistent gain for
+  +387 MB per built adapter and a 15-25 % slower build, so all-linear is a flag (`--lora-targets all-linear`).
+- rank 8, alpha 16, LoRA dropout 0.05 (the base model stays in eval mode, its own dropout off), AdamW with a
+  constant lr and no weight decay (early stopping picks the step, so there is no schedule to tune). LR_NOTE
+- budget: 40 steps of 4 examples on at most 80 examples (64 fit, 16 validate, every 10 steps). A step on the
+  full model costs 1.5 CPU-s for 4 sentiment-length examples (forward and backward through all 30 layers, for
+  the q/v of every layer), so sentiment builds in 54 s on one contended thread (58 CPU-s; BUILD_NOTE).
+- the loss is the cross-entropy of the answer tokens `" y"` only, tokenised as the scorer does; early stopping
+  on the held-out loss of a validation part of the train split keeps the best adapter (the untrained one, B = 0,
+  which is zero-shot exactly, when training never helps).
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+import torch
+from peft import LoraConfig, PeftModel, get_peft_model, get_peft_model_state_dict, set_peft_model_state_dict
+from peft.tuners.lora import LoraLayer
+from torch import nn
+from transformers import PreTrainedModel
+
+from icr_app.core.artefacts import ArtefactError, ArtefactModelError
+from icr_app.core.models import LoadedModel, wrap
+from icr_app.core.progress import Progress, no_progress
+from icr_app.core.prompts import Template
+from icr_app.core.tasks import Example, Task, split
+from icr_app.methods.base import Answering, BuildContext, Method, Prediction
+from icr_app.methods.lora.train import AnswerSet, Curve, set_dropout, train_adapter
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    """Defaults sized for 2 CPU cores (the module docstring says how they were chosen)."""
+
+    targets: Literal["attention", "all-linear"] = field(default="attention", metadata={
+        "help": "which weights get adapters: the family's attention projections (q/v, or its fused qkv), or "
+                "every linear layer but the output head (attention and MLP)"})
+    rank: int = field(default=8, metadata={"help": "r, the rank of each update B·A"})
+    alpha: int = field(default=16, metadata={"help": "lora_alpha: the update is scaled by alpha / rank"})
+    dropout: float = field(default=0.05, metadata={"help": "dropout on the adapters' input while training"})
+    lr: float = field(default=5e-4, metadata={"help": "AdamW learning rate (constant, no weight decay)"})
+    steps: int = field(default=40, metadata={"help": "at most this many training steps"})
+    batch_size: int = field(default=4, metadata={"help": "examples per training step"})
+    max_examples: int = field(default=80, metadata={
+        "help": "training examples (fit + validation) drawn from the train split"})
+    val_fraction: float = field(default=0.2, metadata={"help": "share of those kept to validate (early stopping)"})
+    eval_every: int = field(default=10, metadata={"help": "validate every this many steps"})
+    patience: int = field(default=3, metadata={"help": "stop after this many validations without improvement"})
+
+
+@dataclass
+class LoraMeta:
+    """How the adapter was trained and how it answers (stored in the artefact beside the peft config)."""
+
+    task: str
+    answers: dict[str, Any]  # the `Answering` it was trained for, as JSON (kind, labels, template, length)
+    curve: Curve
+    n_fit: int
+    n_val: int
+    build_s: float
+    seed: int = 0
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LoraMeta:
+        return cls(**{**data, "curve": Curve(**data["curve"])})
+
+    def answering(self) -> Answering:
+        a = self.answers
+        return Answering(a["kind"], tuple(a["labels"]), Template(**a["template"]), a["max_new_tokens"])
+
+
+@dataclass
+class LoraAdapter:
+    """The adapter tensors (peft's LoRA A/B state dict, fp32 on CPU), its peft config as JSON, and the model."""
+
+    tensors: dict[str, torch.Tensor]
+    peft: dict[str, Any]
+    meta: LoraMeta
+    fingerprint: str
+
+    @property
+    def n_parameters(self) -> int:
+        return sum(t.numel() for t in self.tensors.values())
+
+    def check_model(self, lm: LoadedModel) -> None:
+        if self.fingerprint != lm.fingerprint:
+            raise ArtefactModelError(f"this LoRA adapter was trained on model {self.fingerprint}, but the loaded "
+                                     f"model is {lm.fingerprint}; train it again for this model")
+
+
+def private_copy(lm: LoadedModel) -> PreTrainedModel:
+    """The model's module tree copied, every parameter and buffer shared with `lm.model` (nothing copied)."""
+    with lm.lock:  # hooks live only under the lock, so the copy never carries another caller's hooks
+        shared = {id(t): t for t in itertools.chain(lm.model.parameters(), lm.model.buffers())}
+        return copy.deepcopy(lm.model, shared)
+
+
+def peft_config(lm: LoadedModel, settings: LoraSettings) -> LoraConfig:
+    targets = list(lm.adapter.family.lora_targets) if settings.targets == "attention" else "all-linear"
+    return LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
+                      target_modules=targets, fan_in_fan_out=lm.adapter.family.conv1d, bias="none")
+
+
+def with_adapter(lm: LoadedModel, config: LoraConfig, seed: int = 0) -> tuple[LoadedModel, PeftModel]:
+    """A private `LoadedModel` whose model carries fresh LoRA layers (B = 0, A seeded, dropout off), and their
+    peft wrapper."""
+    private = wrap(lm.name, private_copy(lm), lm.tokenizer)
+    with torch.random.fork_rng(devices=[]):  # seeded A without moving the process's global generator
+        torch.manual_seed(seed)
+        peft_model = get_peft_model(private.model, config)
+    set_dropout(peft_model, False)
+    return private, peft_model
+
+
+def config_json(config: LoraConfig) -> dict[str, Any]:
+    return {k: sorted(v) if isinstance(v, set) else v for k, v in config.to_dict().items()}
+
+
+# Written by peft for information; every other field of a stored config must be one that `peft_config` sets (of
+# its type) or peft's default, so a file cannot switch on a feature (DoRA, LoftQ, layer replication, ...) that
+# ICL Lab never tests.
+_INFO_FIELDS = {"peft_version", "base_model_name_or_path", "revision", "inference_mode", "task_type", "auto_mapping"}
+_SET_FIELDS: dict[str, type | tuple[type, ...]] = {"r": int, "lora_alpha": (int, float), "lora_dropout": (int, float),
+                                                  "target_modules": list, "fan_in_fan_out": bool}
+
+
+def config_from_json(stored: dict[str, Any]) -> LoraConfig:
+    """The LoraConfig a stored one describes; ArtefactError for anything `peft_config` would not have written."""
+    wrong = [k for k, kind in _SET_FIELDS.items() if not isinstance(stored.get(k), kind)]
+    if wrong or not all(isinstance(t, str) for t in stored["target_modules"]):
+        raise ArtefactError(f"unusable LoRA config: {', '.join(wrong) or 'target_modules'} missing or mistyped")
+    try:
+        config = LoraConfig(**{k: stored[k] for k in _SET_FIELDS})
+    except (TypeError, ValueError) as err:
+        raise ArtefactError(f"unusable LoRA config: {err}") from None
+    expected = config_json(config)
+    odd = sorted(k for k in stored.keys() | expected.keys()
+                 if k not in _INFO_FIELDS and stored.get(k) != expected.get(k))
+    if odd:
+        raise ArtefactError(f"LoRA config with settings ICL Lab does not use: {', '.join(odd)}")
+    return config
+
+
+def merged_model(lm: LoadedModel, adapter: LoraAdapter) -> LoadedModel:
+    """A private `LoadedModel`: `lm`'s model with the adapter merged into private clones of the weights it
+    targets (every other parameter shared with `lm`, which is left exactly as it was)."""
+    adapter.check_model(lm)
+    private, peft_model = with_adapter(lm, config_from_json(adapter.peft))
+    expected = {k: tuple(v.shape) for k, v in get_peft_model_state_dict(peft_model).items()}
+    found = {k: tuple(v.shape) for k, v in adapter.tensors.items()}
+    if found != expected:
+        raise ArtefactError(f"the adapter's tensors do not fit this model's layers ({len(found)} tensors, "
+                            f"{len(expected)} expected)")
+    set_peft_model_state_dict(peft_model, adapter.tensors)
+    for module in peft_model.modules():
+        if isinstance(module, LoraLayer):  # merging writes into the base weight: make it this copy's own
+            base = module.get_base_layer()
+            base.weight = nn.Parameter(base.weight.detach().clone(), requires_grad=False)
+    peft_model.merge_and_unload()
+    return private
+
+
+def holdout(train: Task, settings: LoraSettings, seed: int) -> tuple[list[Example], list[Example]]:
+    """(fit, validation) from a seeded sample of at most `max_examples` training examples; both non-empty."""
+    if len(train.examples) < 2:
+        raise ValueError("LoRA needs at least 2 training examples (one to fit, one to validate)")
+    _, pool = split(train, settings.max_examples, seed, min_train=0)
+    fit, val = split(pool, max(1, round(settings.val_fraction * len(pool.examples))), seed, min_train=1)
+    return list(fit.examples), list(val.examples)
+
+
+def build_lora(lm: LoadedModel, train: Task, answering: Answering | None = None,
+               settings: LoraSettings | None = None, seed: int = 0, progress: Progress = no_progress) -> LoraAdapter:
+    """Train an adapter on a task's examples in a private copy of the model; `progress` wraps the steps."""
+    t0 = time.perf_counter()
+    s = settings or LoraSettings()
+    answering = answering or Answering.of(lm, train)
+    fit, val = holdout(train, s, seed)
+    config = peft_config(lm, s)
+    private, peft_model = with_adapter(lm, config, seed)
+    zero_shot = Method(private, answering)
+    curve = train_adapter(peft_model, AnswerSet(private, zero_shot, fit), AnswerSet(private, zero_shot, val), s, seed,
+                          progress)
+    tensors = {k: v.detach().float().cpu().clone() for k, v in get_peft_model_state_dict(peft_model).items()}
+    meta = LoraMeta(task=train.name, answers={**asdict(answering), "labels": list(answering.labels)}, curve=curve,
+                    n_fit=len(fit), n_val=len(val), build_s=time.perf_counter() - t0, seed=seed)
+    # peft records where the weights came from (a local cache path here): name the model instead
+    peft = config_json(peft_model.peft_config["default"]) | {"base_model_name_or_path": lm.name}
+    return LoraAdapter(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint)
+
+
+class LoraMethod(Method):
+    """Zero-shot prompts answered by a private copy of the model with the trained update merged in.
+
+    `lm` stays the shared model the adapter belongs to (what the app and the artefacts check); `tuned` is a plain
+    zero-shot `Method` over the private merged model, and answering is its `predict`.
+    """
+
+    name = "lora"
+
+    def __init__(self, lm: LoadedModel, adapter: LoraAdapter) -> None:
+        answering = adapter.meta.answering()
+        super().__init__(lm, answering)
+        self.adapter = adapter
+        self.tuned = Method(merged_model(lm, adapter), answering)
+        self.stored_parameters = self.trainable_parameters = adapter.n_parameters
+        self.build_s = adapter.meta.build_s
+
+    def predict(self, queries: list[str], batch_size: int = 16, progress: Progress = no_progress,
+                ) -> list[Prediction]:
+        return self.tuned.predict(queries, batch_size, progress)
+
+
+def build(ctx: BuildContext, settings: LoraSettings) -> LoraMethod:
+    return LoraMethod(ctx.lm, build_lora(ctx.lm, ctx.train, ctx.answering, settings, ctx.seed, ctx.progress))

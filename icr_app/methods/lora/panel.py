@@ -1,0 +1,80 @@
+"""LoRA's tab: fine-tune on the visitor's task (progress, Cancel), see the training curve and the trained
+parameters beside SITE's, download the adapter or load one."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from icr_app.app.answers import Page
+from icr_app.app.context import JOBS, AppContext, on
+from icr_app.core.tasks import Task
+from icr_app.methods.base import Answering
+from icr_app.methods.lora.artefact import load_method, save_lora
+from icr_app.methods.lora.method import LoraAdapter, LoraMethod, LoraSettings, build_lora
+from icr_app.methods.lora.view import parameter_bars, training_curve
+
+EXPLAIN = ("**Explicit fine-tuning, not in-context learning.** LoRA changes the model's weights: it trains a "
+           "low-rank update ΔW = (α/r)·B·A of each attention projection on the task's examples (the loss is the "
+           "answer tokens' only), stops when a held-out part of the examples stops improving, and merges the update "
+           "into a private copy of the model, so it answers zero-shot prompts at zero-shot cost. It works because "
+           "gradient descent writes the task straight into the weights; it is the reference the implicit methods "
+           "(SITE, ICR) are measured against, which keep the weights and steer the activations with far fewer "
+           "trained numbers.")
+NOT_BUILT = "_not built for this task yet_"
+
+
+def summary(adapter: LoraAdapter) -> str:
+    m, c, cfg = adapter.meta, adapter.meta.curve, adapter.peft
+    best = c.val_step.index(c.best_step)
+    return (f"LoRA for **{m.task}**: {adapter.n_parameters:,} trained parameters (rank {cfg['r']} on "
+            f"{', '.join(cfg['target_modules'])}); {len(c.train_loss)} steps, kept step {c.best_step} (validation "
+            f"loss {c.val_loss[best]:.3f}, accuracy {c.val_accuracy[best]:.0%}); built in {m.build_s:.0f} s")
+
+
+def build_tab(ctx: AppContext, page: Page) -> None:
+    def show(built: dict, request: gr.Request):
+        """Redraw from the visitor's built LoRA (whichever button built it), for the app's current model."""
+        method = built.get("lora")
+        if not isinstance(method, LoraMethod) or method.lm is not ctx.lm:
+            return None, None, NOT_BUILT, None
+        adapter, site = method.adapter, built.get("site")
+        path = save_lora(adapter, ctx.session_dir(request) / f"lora-{adapter.meta.task.replace('/', '_')}.safetensors")
+        site_params = site.trainable_parameters if site is not None and site.lm is ctx.lm else None
+        return training_curve(adapter), parameter_bars(adapter.n_parameters, site_params), summary(adapter), str(path)
+
+    def keep(built: dict, method: LoraMethod, request: gr.Request):
+        built = {**built, "lora": method}
+        return built, *show(built, request)
+
+    def train(task: Task, built: dict, steps: int, seed: int, request: gr.Request,
+              progress: gr.Progress = gr.Progress()):  # noqa: B008
+        lm, settings = ctx.lm, LoraSettings(steps=int(steps))
+        adapter = build_lora(lm, task, Answering.of(lm, task), settings, int(seed),
+                             ctx.progress(progress, request, "lora", "training LoRA"))
+        return keep(built, LoraMethod(lm, adapter), request)
+
+    def upload(built: dict, path: str | None, request: gr.Request):
+        if not path:
+            raise gr.Error("no file uploaded")
+        return keep(built, load_method(path, ctx.lm), request)
+
+    with gr.Tab("LoRA (explicit fine-tuning)"):
+        gr.Markdown(EXPLAIN)
+        info = gr.Markdown(NOT_BUILT)
+        with gr.Row():
+            steps = gr.Slider(0, 400, value=LoraSettings.steps, step=10, label="at most this many training steps")
+            train_btn = gr.Button("Fine-tune LoRA", variant="primary")
+            stop = gr.Button("Cancel")
+        with gr.Row():
+            curve = gr.Plot(label="training loss and validation accuracy")
+            params = gr.Plot(label="trained parameters, LoRA and SITE")
+        with gr.Row():
+            download = gr.File(label="download this LoRA adapter (safetensors)", interactive=False)
+            upload_file = gr.File(label="load a LoRA adapter (.safetensors)", file_types=[".safetensors"],
+                                  type="filepath")
+    outs = [curve, params, info, download]
+    on(train_btn.click, train, [page.task, page.built, steps, page.seed], [page.built, *outs], "build_lora", JOBS)
+    ctx.cancel_button(stop, "lora")
+    on(upload_file.upload, upload, [page.built, upload_file], [page.built, *outs], "load_lora")
+    # "Build selected methods", a new task and a new model change `built` too: redraw from it then.
+    on(page.built.change, show, page.built, outs, False)

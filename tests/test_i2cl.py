@@ -1,0 +1,252 @@
+"""I2CL on the tiny models: the identity at λ = 0, β = 1, the injection formula at every position, calibration
+lowering its loss, hook hygiene, artefacts, every family, and the eval CLI."""
+
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+from families import FAMILIES
+from tiny import family_lm, tiny_lm
+
+from icr_app.cli import main
+from icr_app.core.artefacts import ArtefactModelError
+from icr_app.core.scoring import encode, prefill
+from icr_app.core.tasks import builtin_task, split
+from icr_app.core.trace import Trace, main_tensor
+from icr_app.evaluate import evaluate
+from icr_app.methods import REGISTRY
+from icr_app.methods.base import Answering
+from icr_app.methods.i2cl.artefact import load_i2cl, save_i2cl
+from icr_app.methods.i2cl.method import (
+    I2CL,
+    I2CLConfig,
+    I2CLState,
+    build_i2cl,
+    coefficients,
+    context_vectors,
+    cosine_with_warmup,
+    inject,
+)
+from icr_app.methods.i2cl.view import coefficient_figure
+from icr_app.methods.zero_shot import ZeroShot
+
+TINY = I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=2, batch_size=4)
+
+
+def no_hooks(lm) -> bool:
+    return not any(m._forward_hooks or m._forward_pre_hooks for m in lm.model.modules())
+
+
+def with_coef(state: I2CLState, coef: torch.Tensor) -> I2CLState:
+    return I2CLState(state.vectors, coef, state.meta, state.fingerprint)
+
+
+@pytest.fixture(scope="module")
+def built(lm):
+    """One short build per task kind, shared by the tests that only read it."""
+    return {name: build_i2cl(lm, builtin_task(name), config=TINY) for name in ("sentiment", "antonyms")}
+
+
+def assert_zero_shot_exactly(method, queries: list[str]) -> list:
+    """The method answers exactly as zero-shot with the same answering (prompts, generations, probabilities)."""
+    zs = ZeroShot(method.lm, method.answering).predict(queries, batch_size=3)
+    same = method.predict(queries, batch_size=3)
+    assert [p.prompt for p in same] == [p.prompt for p in zs]
+    assert [p.generated for p in same] == [p.generated for p in zs]
+    assert [p.label_probs for p in same] == [p.label_probs for p in zs]
+    return zs
+
+
+@pytest.mark.parametrize("name", ["sentiment", "antonyms"])
+def test_identity_coefficients_are_zero_shot_exactly(lm, built, name):
+    _, test = split(builtin_task(name), 8, seed=0)
+    identity = with_coef(built[name], coefficients(lm.n_layers, 0.0, 1.0))
+    zs = assert_zero_shot_exactly(I2CL(lm, identity), test.inputs)
+    if name == "sentiment":  # the identity test means something: other coefficients do change the answers
+        moved = I2CL(lm, with_coef(built[name], coefficients(lm.n_layers, 1.0, 0.5))).predict(test.inputs)
+        assert [p.label_probs for p in moved] != [p.label_probs for p in zs]
+    assert no_hooks(lm)
+
+
+def test_mix_is_linear_at_every_position_of_one_layer(lm, built):
+    """Coefficients that are the identity except at one layer: below it nothing changes; there each module's
+    output is β·out + λ·v at every position, padding rows included, with out what the plain model computes."""
+    state, layer = built["sentiment"], 2
+    coef = coefficients(lm.n_layers, 0.0, 1.0)
+    coef[layer, 0] = torch.tensor([0.7, 0.4])  # attention: λ, β
+    prompts = ["Input: a long and rather dull film\nOutput:", "Input: great\nOutput:"]
+    attn = {"a": lm.adapter.attention(layer)}
+    with torch.no_grad(), lm.lock:
+        with Trace(attn, retain_output=True) as plain:
+            prefill(lm, encode(lm, prompts))
+        with inject(lm, state.vectors, coef), Trace(attn, retain_output=True) as mixed:
+            prefill(lm, encode(lm, prompts))
+    a = main_tensor(plain["a"].output)
+    torch.testing.assert_close(main_tensor(mixed["a"].output), 0.4 * a + 0.7 * state.vectors[layer, 0],
+                               rtol=1e-6, atol=1e-6)
+    assert no_hooks(lm)
+
+
+def test_context_vectors_are_demo_means_at_the_separator(lm, built):
+    """v is the mean over single demonstrations of each module's output at the demo text's last token."""
+    state = built["sentiment"]
+    assert state.vectors.shape == (lm.n_layers, 2, lm.model.config.hidden_size)
+    assert state.meta.n_demos == 2 * 2  # 2 per class, 2 classes
+    task = builtin_task("sentiment")
+    demos = list(task.examples[:3])
+    v = context_vectors(lm, demos, Answering.of(lm, task).template)
+    text = Answering.of(lm, task).template.demo(demos[1])
+    assert text.endswith("\n\n")
+    with torch.no_grad(), lm.lock, Trace({"m": lm.adapter.mlp(1)}, retain_output=True) as tr:
+        prefill(lm, encode(lm, [text]))
+    alone = tr["m"].output[0, -1]
+    assert not torch.allclose(v[1, 1], alone)  # a mean of three, not one of them
+    vs = [context_vectors(lm, [d], Answering.of(lm, task).template) for d in demos]
+    torch.testing.assert_close(vs[1][1, 1], alone, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(v, torch.stack(vs).mean(0), rtol=1e-5, atol=1e-5)
+
+
+def test_calibration_lowers_its_loss(lm):
+    cfg = replace(TINY, demos_per_class=4, calibration_examples=12, epochs=8)
+    for loss in ("labels", "vocabulary"):
+        state = build_i2cl(lm, builtin_task("sentiment"), config=replace(cfg, loss=loss))
+        m = state.meta
+        assert m.loss == loss and m.steps == 8 * 3
+        assert m.calibrated_loss < m.init_loss - 1e-3, m
+        assert not torch.equal(state.coef, coefficients(lm.n_layers, 0.1, 1.0))
+
+
+def test_cosine_schedule_warms_up_then_decays_to_zero():
+    f = cosine_with_warmup(100)
+    assert f(0) == pytest.approx(0.2) and f(4) == pytest.approx(1.0)  # 5 warmup steps
+    assert f(50) < f(10) < 1.0 and f(99) < 0.01
+    assert cosine_with_warmup(1)(0) == 1.0  # one step: no division by zero
+
+
+def test_open_task_uses_the_vocabulary_and_progress_sees_both_loops(lm):
+    seen = []
+
+    def progress(it, desc="", **_):
+        seen.append((desc, len(it)))
+        return it
+
+    state = build_i2cl(lm, builtin_task("antonyms"), config=TINY, progress=progress)
+    assert state.meta.loss == "vocabulary" and state.meta.labels == [] and state.meta.n_demos == TINY.open_demos
+    assert seen == [("I2CL: context vectors", 1), ("I2CL: calibration", TINY.epochs * 2)]
+
+
+def test_hooks_removed_when_a_build_or_call_raises(lm, built):
+    state = built["sentiment"]
+    assert_no_hooks_after_errors(lm, lambda progress: build_i2cl(lm, builtin_task("sentiment"), config=TINY,
+                                                                 progress=progress),
+                                 "I2CL: calibration", inject(lm, state.vectors, state.coef))
+
+
+def assert_no_hooks_after_errors(lm, build, stage: str, live) -> None:
+    """A build cancelled in its `stage` loop (the app cancels by raising inside progress) and an error raised
+    while the intervention `live` is entered both leave no hook behind and the model as it was."""
+    def cancel(it, desc="", **_):
+        for i, x in enumerate(it):
+            if desc == stage and i == 1:
+                raise RuntimeError("cancelled")
+            yield x
+
+    before = prefill(lm, encode(lm, ["Input: fine\nOutput:"]))
+    with pytest.raises(RuntimeError, match="cancelled"):
+        build(cancel)
+    assert no_hooks(lm)
+    with pytest.raises(RuntimeError, match="boom"):
+        with lm.lock, live:
+            assert not no_hooks(lm)
+            raise RuntimeError("boom")
+    assert no_hooks(lm)
+    assert torch.equal(prefill(lm, encode(lm, ["Input: fine\nOutput:"])), before)
+
+
+def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
+    state = built["sentiment"]
+    back = load_i2cl(save_i2cl(state, tmp_path / "i.safetensors"), lm)
+    assert torch.equal(back.vectors, state.vectors) and torch.equal(back.coef, state.coef) and back.meta == state.meta
+    queries = builtin_task("sentiment").inputs[:5]
+    assert [p.label_probs for p in I2CL(lm, back).predict(queries)] == \
+        [p.label_probs for p in I2CL(lm, state).predict(queries)]
+    fig = coefficient_figure(back)
+    assert [t.name for t in fig.data] == ["λ attention", "λ mlp", "β attention", "β mlp"]
+    assert list(fig.data[2].y) == back.coef[:, 0, 1].tolist()
+    other = tiny_lm(n_layers=2)
+    path = save_i2cl(build_i2cl(other, builtin_task("sentiment"), config=replace(TINY, epochs=1)), tmp_path / "o")
+    assert_refused(lm, path, load_i2cl, I2CL)
+
+
+def assert_refused(lm, path, load, method) -> None:
+    """A file made for another model: refused on load with `lm`, and by the method when loaded without one."""
+    with pytest.raises(ArtefactModelError, match="made for model"):
+        load(path, lm)
+    with pytest.raises(ArtefactModelError, match="built for model"):
+        method(lm, load(path))
+
+
+def model_of(family: str):
+    """A tiny model of `family`; "gqa" is the Llama-style one with grouped KV heads (4 query, 2 KV)."""
+    return tiny_lm() if family == "gqa" else family_lm(family)
+
+
+@pytest.mark.parametrize("family", ["gqa", *FAMILIES])
+def test_every_family(family):
+    """Shapes on each family; the identity is zero-shot there too (parallel and normed blocks included)."""
+    flm = model_of(family)
+    task = builtin_task("sentiment")
+    state = build_i2cl(flm, task, config=replace(TINY, epochs=1))
+    hidden = flm.model.config.hidden_size
+    assert state.vectors.shape == (flm.n_layers, 2, hidden) and state.coef.shape == (flm.n_layers, 2, 2)
+    assert torch.isfinite(state.vectors).all() and torch.isfinite(state.coef).all()
+    queries = task.inputs[:4]
+    assert_zero_shot_exactly(I2CL(flm, with_coef(state, coefficients(flm.n_layers, 0.0, 1.0))), queries)
+    assert no_hooks(flm)
+
+
+def test_evaluate_and_cli(lm, tiny_checkpoint, tmp_path):
+    rep = evaluate(lm, builtin_task("headline-topic"), ["zero-shot", "i2cl"], n_test=6, shots=2,
+                   configs={"i2cl": replace(TINY, epochs=1)})
+    assert not rep.failed
+    r = rep.methods["i2cl"]
+    assert r.n == 6 and r.trainable_parameters == lm.n_layers * 4
+    assert r.stored_parameters == lm.n_layers * 4 + lm.n_layers * 2 * lm.model.config.hidden_size
+    assert REGISTRY["i2cl"].kind == "implicit"
+    out = tmp_path / "r.json"
+    assert main(["eval", "--data", "sentiment", "--model", tiny_checkpoint, "--methods", "zero-shot,i2cl",
+                 "--n-test", "4", "--i2cl-epochs", "1", "--i2cl-calibration", "4", "--json", str(out)]) == 0
+    row = json.loads(out.read_text())["methods"]["i2cl"]
+    assert row["error"] is None and row["n"] == 4 and row["trainable_parameters"] == lm.n_layers * 4
+
+
+def tab_view(lm, build_tab, api_name: str):
+    """The handler a method's tab wires to `page.built.change`, taken from a page holding only that tab."""
+    import dataclasses
+
+    import gradio as gr
+
+    from icr_app.app.answers import Page
+    from icr_app.app.context import AppContext
+
+    with gr.Blocks() as demo:  # the tab reads only the built methods and the task events; the rest is filler
+        parts = {f.name: gr.State() for f in dataclasses.fields(Page)}
+        page = Page(**{**parts, "built": gr.State({}), "task_changed": []})
+        build_tab(AppContext(lm), page)
+    return next(f.fn for f in demo.fns.values() if f.api_name == api_name)
+
+
+def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):
+    from icr_app.methods.i2cl.panel import NOT_BUILT, build_tab
+
+    view = tab_view(lm, build_tab, "i2cl_view")
+    assert view({}, None) == (None, NOT_BUILT, None)
+    state = built["sentiment"]
+    fig, info, path = view({"i2cl": I2CL(lm, state)}, None)
+    assert "sentiment" in info and f"{state.meta.steps} steps" in info
+    assert list(fig.data[0].y) == state.coef[:, 0, 0].tolist()
+    back = REGISTRY["i2cl"].load(path, lm)
+    assert torch.equal(back.state.coef, state.coef) and torch.equal(back.state.vectors, state.vectors)
+    assert back.build_s == state.meta.build_s
+    assert view({"i2cl": I2CL(tiny_lm(), state)}, None)[1] == NOT_BUILT  # built for a model since switched
