@@ -2,8 +2,9 @@
 
 The `eval` CLI, the app's Evaluate tab and the benchmarks all go through `evaluate`, so their numbers are
 comparable. A method that cannot serve the task (a refusal, a failed build) is reported with its error and
-the others still run. Before the first timed method the model answers one untimed batch, so no method pays
-the process's warm-up and a latency ratio means what it says.
+the others still run. Every method is built first; then the model answers one untimed batch (so no method
+pays the process's warm-up) and the methods are timed batch by batch in turn, so a latency ratio means what
+it says even on a machine whose load changes during the run.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from icr_app.core.prompts import SHOTS, Template
 from icr_app.core.scoring import first_token_id
 from icr_app.core.tasks import Task, split
 from icr_app.methods import entry_config, parse_entry
-from icr_app.methods.base import Answering, BuildContext, Method, is_correct
+from icr_app.methods.base import Answering, BuildContext, Method, Prediction, is_correct
 from icr_app.methods.zero_shot import ZeroShot
 
 
@@ -54,12 +55,9 @@ class EvalReport:
         return [name for name, r in self.methods.items() if r.error is not None]
 
 
-def score_method(method: Method, test: Task, batch_size: int, progress: Progress) -> MethodResult:
-    """Predict the test split and time it (wall clock per query, batches included)."""
+def result_of(method: Method, preds: list[Prediction], test: Task, elapsed: float) -> MethodResult:
+    """Accuracy, first-token accuracy and cost of a method's predictions on the test split."""
     lm = method.lm
-    t0 = time.perf_counter()
-    preds = method.predict(test.inputs, batch_size=batch_size, progress=progress)
-    elapsed = time.perf_counter() - t0
     correct = [is_correct(p, y) for p, y in zip(preds, test.outputs)]
     first_ok = [p.first_token == first_token_id(lm, y) for p, y in zip(preds, test.outputs)]
     n = len(preds)
@@ -73,6 +71,36 @@ def score_method(method: Method, test: Task, batch_size: int, progress: Progress
         trainable_parameters=method.trainable_parameters,
         correct=correct,
     )
+
+
+def score_interleaved(methods: dict[str, Method], test: Task, batch_size: int, progress: Progress = no_progress,
+                      ) -> dict[str, MethodResult]:
+    """Score every method on the test split one batch at a time, taking the methods in turn within each batch,
+    so a change in the machine's load (another process, a throttled core) falls on every method alike and the
+    latency ratios stay fair. A method that raises is reported with its error; the others go on."""
+    order = sorted(range(len(test.inputs)), key=lambda i: len(test.inputs[i]))  # similar lengths share a batch
+    chunks = [order[s: s + batch_size] for s in range(0, len(order), batch_size)]
+    preds: dict[str, list[Prediction]] = {name: [None] * len(order) for name in methods}  # type: ignore[list-item]
+    elapsed = dict.fromkeys(methods, 0.0)
+    errors: dict[str, str] = {}
+    for idx in progress(chunks, desc="scoring"):
+        queries = [test.inputs[i] for i in idx]
+        for name, method in methods.items():
+            if name in errors:
+                continue
+            t0 = time.perf_counter()
+            try:
+                out = method.predict(queries, batch_size=batch_size)
+            except Cancelled:
+                raise
+            except Exception as err:  # one method that cannot answer never takes the others down
+                errors[name] = f"{type(err).__name__}: {err}"
+                continue
+            elapsed[name] += time.perf_counter() - t0
+            for i, p in zip(idx, out):
+                preds[name][i] = p
+    return {name: MethodResult(error=errors[name]) if name in errors else
+            result_of(method, preds[name], test, elapsed[name]) for name, method in methods.items()}
 
 
 def warm_up(lm: LoadedModel, answering: Answering, queries: list[str], batch_size: int) -> None:
@@ -103,21 +131,23 @@ def evaluate(
     train, test = split(task, n_test, seed, min_train=max(2, shots))
     answering = Answering.of(lm, train, template, task.labels)
     ctx = BuildContext(lm, train, answering, seed=seed, shots=shots, progress=progress)
-    warm_up(lm, answering, test.inputs, batch_size)
+    built: dict[str, Method] = {}
     results: dict[str, MethodResult] = {}
+    build_s: dict[str, float] = {}
     for entry, spec in specs.items():
         t0 = time.perf_counter()
         try:
-            method = spec.build(ctx, configs.get(entry) or entry_config(entry))
-            build_s = time.perf_counter() - t0
-            res = score_method(method, test, batch_size, progress)
+            built[entry] = spec.build(ctx, configs.get(entry) or entry_config(entry))
         except Cancelled:
             raise
         except Exception as err:  # one method that cannot serve the task never takes the others down
-            res = MethodResult(error=f"{type(err).__name__}: {err}")
-            build_s = time.perf_counter() - t0
-        res.build_s = build_s
-        results[entry] = res
+            results[entry] = MethodResult(error=f"{type(err).__name__}: {err}")
+        build_s[entry] = time.perf_counter() - t0
+    warm_up(lm, answering, test.inputs, batch_size)
+    results.update(score_interleaved(built, test, batch_size, progress))
+    results = {entry: results[entry] for entry in specs}  # the order asked for
+    for entry, res in results.items():
+        res.build_s = build_s[entry]
     base = results.get("zero-shot")
     if base is not None and base.latency_s:
         for res in results.values():
