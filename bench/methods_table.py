@@ -103,12 +103,14 @@ def main() -> None:
     p.add_argument("--tasks", default="fv,fresh,fresh-2", help="groups (fv, fresh, fresh-2), task names or paths")
     p.add_argument("--methods", default=METHODS)
     p.add_argument("--workers", type=int, default=1, help="tasks run at once, each its own process")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch threads per task (default: the cores shared among the workers)")
     p.add_argument("--table-only", action="store_true")
     args = p.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     files = task_files(args.tasks)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.table_only:
-        threads = max(1, (os.cpu_count() or 1) // args.workers)
+        threads = args.threads or max(1, (os.cpu_count() or 1) // args.workers)
         with ThreadPoolExecutor(args.workers) as pool:
             list(pool.map(lambda kv: run_task(*kv, args.out, args.methods, extra, threads), files.items()))
     print(tables(args.out, list(files)))
