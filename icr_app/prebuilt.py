@@ -38,8 +38,10 @@ def folder(lm: LoadedModel, task: str, root: Path | None = None) -> Path:
 
 
 def stateful() -> list[str]:
-    """The registered methods that learn from the examples and can be saved."""
-    return [name for name, spec in REGISTRY.items() if not spec.instant and spec.save is not None]
+    """The registered methods that learn from the examples and can be saved, but not fine-tuning: a LoRA
+    adapter is megabytes per task, too much to ship for every built-in task, so the app builds it on demand."""
+    return [name for name, spec in REGISTRY.items()
+            if not spec.instant and spec.save is not None and spec.kind != "fine-tuning"]
 
 
 def load_methods(lm: LoadedModel, task: str, root: Path | None = None) -> dict[str, Method]:
@@ -89,15 +91,15 @@ def compute_views(lm: LoadedModel, task: Task, progress: Progress = no_progress)
 
 
 def prebuild(lm: LoadedModel, tasks: list[str], root: Path | None = None, progress: Progress = no_progress,
-             configs: dict[str, Any] | None = None) -> None:
-    """Build and save every stateful method and view of each task (`configs`: other configs than the defaults,
-    for tests on tiny models)."""
+             configs: dict[str, Any] | None = None, methods: list[str] | None = None, views: bool = True) -> None:
+    """Build and save the stateful `methods` (default: all) and the views of each task (`configs`: other
+    configs than the defaults, for tests on tiny models)."""
     configs = configs or {}
     for name in progress(tasks, desc="tasks"):
         task = builtin_task(name)
         out = folder(lm, name, root)
         out.mkdir(parents=True, exist_ok=True)
-        for method in stateful():
+        for method in stateful() if methods is None else methods:
             try:
                 built = build_method(lm, task, method, configs.get(method), partial(progress, desc=f"{name}: {method}"))
             except Exception as err:  # a method that cannot serve a task ships nothing for it
@@ -105,15 +107,22 @@ def prebuild(lm: LoadedModel, tasks: list[str], root: Path | None = None, progre
                 continue
             REGISTRY[method].save(built, out / f"{method}.safetensors")
             print(f"{name}: {method} built in {built.build_s:.1f} s")
-        views = compute_views(lm, task, progress)
-        (out / VIEWS).write_text(json.dumps({"fingerprint": lm.fingerprint, "views": views}, allow_nan=False))
+        if views:
+            t0 = time.perf_counter()
+            data = {"fingerprint": lm.fingerprint, "views": compute_views(lm, task, progress)}
+            (out / VIEWS).write_text(json.dumps(data, allow_nan=False))
+            print(f"{name}: views computed in {time.perf_counter() - t0:.1f} s")
 
 
 def cmd_prebuild(args: argparse.Namespace) -> int:
     from icr_app.cli.common import tqdm_progress
 
     tasks = [t for t in args.tasks.split(",") if t] if args.tasks else builtin_names()
-    prebuild(load_model(args.model), tasks, Path(args.out), tqdm_progress)
+    methods = None if args.methods is None else [m for m in args.methods.split(",") if m]
+    unknown = sorted(set(methods or []) - set(stateful()))
+    if unknown:
+        raise ValueError(f"not prebuildable: {', '.join(unknown)}; choose from {', '.join(stateful())}")
+    prebuild(load_model(args.model), tasks, Path(args.out), tqdm_progress, methods=methods, views=not args.no_views)
     return 0
 
 
@@ -122,4 +131,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=DEFAULT_MODEL, help="a built-in model name")
     p.add_argument("--tasks", default=None, help="comma-separated built-in tasks (default: all)")
     p.add_argument("--out", default=str(PREBUILT), help="the folder (default: the package's assets/prebuilt)")
+    p.add_argument("--methods", default=None, help="comma-separated methods to build (default: every stateful one "
+                   "but fine-tuning)")
+    p.add_argument("--no-views", action="store_true", help="build the methods only, keep the views already there")
     p.set_defaults(func=cmd_prebuild)

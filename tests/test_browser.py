@@ -126,6 +126,21 @@ def test_answers_at_first_sight(page, tmp_path):
     page.screenshot(path=str(tmp_path / "answers.png"), full_page=True)
 
 
+def test_any_chosen_methods_answer_side_by_side(page, tmp_path):
+    """All registered methods chosen at once: each panel shows and answers the query (the prebuilt and the
+    instant ones at once, the rest after Build), with its own numbers."""
+    for spec in REGISTRY.values():
+        page.get_by_label(spec.title, exact=True).check()
+    page.get_by_role("button", name="Build selected methods").click()
+    page.get_by_text("built in", exact=False).first.wait_for(timeout=TIMEOUT)
+    page.wait_for_function(f"document.body.innerText.split('ms · prompt').length - 1 >= {len(REGISTRY)}",
+                           timeout=TIMEOUT)
+    text = page.inner_text("body")
+    assert "cannot answer" not in text and "not built" not in text
+    assert all(plots_have_data(page)[: len(REGISTRY)])
+    page.screenshot(path=str(tmp_path / "all-methods.png"), full_page=True)
+
+
 def test_tour(page, tmp_path):
     open_tab(page, "Tour")
     assert all(plots_have_data(page))

@@ -53,3 +53,19 @@ def test_shipped_icr_router_helps_an_in_domain_task(real_lm, shared_data):
     report = evaluate(real_lm, load_task(shared_data / "sentiment.json"), ["zero-shot", "icr"], n_test=50)
     zs, icr = report.methods["zero-shot"].accuracy, report.methods["icr"].accuracy
     assert icr >= zs + 0.15, (zs, icr)
+
+
+def test_shipped_site_task_is_what_prebuild_makes(real_lm):
+    """`icl-lab prebuild` made the shipped SITE file of a built-in task: rebuilding it here (same default config,
+    same seed) gives the same embeddings and head weights, up to float rounding across CPUs."""
+    import torch
+
+    from icr_app import prebuilt
+    from icr_app.methods.site.artefact import load_site
+
+    path = prebuilt.folder(real_lm, "sentiment") / "site.safetensors"
+    shipped = load_site(path, real_lm)
+    rebuilt = prebuilt.build_method(real_lm, builtin_task("sentiment"), "site")
+    assert torch.allclose(rebuilt.state.t, shipped.t, rtol=1e-4, atol=1e-5)
+    assert torch.allclose(rebuilt.state.alpha, shipped.alpha, atol=5e-3)
+    assert rebuilt.state.meta.steps == shipped.meta.steps

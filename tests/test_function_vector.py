@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES
-from test_task_vector import cancelling_at, no_hooks
+from test_task_vector import cancelling_at, no_hooks, tab_view
 from tiny import family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
@@ -32,8 +32,9 @@ from icr_app.methods.function_vector import (
     site_overlap,
     top_heads,
 )
-from icr_app.methods.function_vector_panel import aie_figure, overlap_text, render
-from icr_app.methods.task_vector import answering_json, gold_and_candidates
+from icr_app.methods.function_vector_panel import aie_figure, overlap_text
+from icr_app.methods.state import answering_json
+from icr_app.methods.task_vector import gold_and_candidates
 from icr_app.methods.zero_shot import ZeroShot
 
 TINY = FunctionVectorConfig(n_prompts=3, n_corrupted=2, batch_size=2)
@@ -41,7 +42,7 @@ TINY = FunctionVectorConfig(n_prompts=3, n_corrupted=2, batch_size=2)
 
 def fake_fv(lm, task, fv: torch.Tensor, layer: int = 1, top_k: int = 3) -> FunctionVector:
     """A function vector with a chosen vector and a random AIE map, without building one."""
-    meta = FunctionVectorMeta(task=task.name, answering=answering_json(Answering.of(lm, task)), layer=layer,
+    meta = FunctionVectorMeta(task=task.name, **answering_json(Answering.of(lm, task)), layer=layer,
                               top_k=top_k, n_prompts=0, n_corrupted=0, n_demos=0, build_s=0.0)
     aie = torch.randn(lm.n_layers, lm.n_heads, generator=torch.Generator().manual_seed(3))
     return FunctionVector(fv, aie, meta, lm.fingerprint)
@@ -230,14 +231,19 @@ def test_aie_figure_and_the_overlap_text(lm):
     alpha[next(h for h in top_heads(-fv.aie, lm.n_layers * lm.n_heads) if h not in fv.heads)] = 0.5
 
     class Site:  # the part of a built SITE method the tab reads: its α
-        site = type("SiteTask", (), {"alpha": alpha})()
+        state = type("SiteTask", (), {"alpha": alpha})()
 
     text = overlap_text(fv, {"site": Site()})
     assert text.startswith("**2 of the top 3 heads**") and all(f"L{a}H{b}" in text for a, b in fv.heads[:2])
 
 
-def test_the_tab_offers_the_built_vector_as_a_file(lm, tmp_path):
+def test_the_tab_offers_the_built_vector_as_a_file(lm):
+    from icr_app.app.built_tab import not_built
+    from icr_app.methods.function_vector_panel import build_tab
+
+    view = tab_view(lm, build_tab, "function_vector_view")
+    assert view({}, None) == (None, not_built(FunctionVectorMethod), "", None)
     fv = fake_fv(lm, builtin_task("sentiment"), torch.arange(64.0), top_k=2)
-    figure, text, overlap, path = render(FunctionVectorMethod(lm, fv), {}, tmp_path)
+    figure, text, overlap, path = view({"function-vector": FunctionVectorMethod(lm, fv)}, None)
     assert torch.equal(FunctionVector.load(path, lm).fv, fv.fv) and "after block 1" in text
     assert "build SITE" in overlap and len(figure.data[1].x) == 2

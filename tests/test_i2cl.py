@@ -17,7 +17,6 @@ from icr_app.core.trace import Trace, main_tensor
 from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.base import Answering
-from icr_app.methods.i2cl.artefact import load_i2cl, save_i2cl
 from icr_app.methods.i2cl.method import (
     I2CL,
     I2CLConfig,
@@ -166,7 +165,7 @@ def assert_no_hooks_after_errors(lm, build, stage: str, live) -> None:
 
 def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     state = built["sentiment"]
-    back = load_i2cl(save_i2cl(state, tmp_path / "i.safetensors"), lm)
+    back = I2CLState.load(state.save(tmp_path / "i.safetensors"), lm)
     assert torch.equal(back.vectors, state.vectors) and torch.equal(back.coef, state.coef) and back.meta == state.meta
     queries = builtin_task("sentiment").inputs[:5]
     assert [p.label_probs for p in I2CL(lm, back).predict(queries)] == \
@@ -175,8 +174,8 @@ def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     assert [t.name for t in fig.data] == ["λ attention", "λ mlp", "β attention", "β mlp"]
     assert list(fig.data[2].y) == back.coef[:, 0, 1].tolist()
     other = tiny_lm(n_layers=2)
-    path = save_i2cl(build_i2cl(other, builtin_task("sentiment"), config=replace(TINY, epochs=1)), tmp_path / "o")
-    assert_refused(lm, path, load_i2cl, I2CL)
+    path = build_i2cl(other, builtin_task("sentiment"), config=replace(TINY, epochs=1)).save(tmp_path / "o")
+    assert_refused(lm, path, I2CLState.load, I2CL)
 
 
 def assert_refused(lm, path, load, method) -> None:
@@ -238,10 +237,11 @@ def tab_view(lm, build_tab, api_name: str):
 
 
 def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):
-    from icr_app.methods.i2cl.panel import NOT_BUILT, build_tab
+    from icr_app.app.built_tab import not_built
+    from icr_app.methods.i2cl.panel import build_tab
 
     view = tab_view(lm, build_tab, "i2cl_view")
-    assert view({}, None) == (None, NOT_BUILT, None)
+    assert view({}, None) == (None, not_built(I2CL), None)
     state = built["sentiment"]
     fig, info, path = view({"i2cl": I2CL(lm, state)}, None)
     assert "sentiment" in info and f"{state.meta.steps} steps" in info
@@ -249,4 +249,4 @@ def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):
     back = REGISTRY["i2cl"].load(path, lm)
     assert torch.equal(back.state.coef, state.coef) and torch.equal(back.state.vectors, state.vectors)
     assert back.build_s == state.meta.build_s
-    assert view({"i2cl": I2CL(tiny_lm(), state)}, None)[1] == NOT_BUILT  # built for a model since switched
+    assert view({"i2cl": I2CL(tiny_lm(), state)}, None)[1] == not_built(I2CL)  # built for a model since switched

@@ -19,7 +19,6 @@ from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
-from icr_app.methods.icv.artefact import load_icv, save_icv
 from icr_app.methods.icv.method import (
     ICV,
     ICVConfig,
@@ -166,13 +165,13 @@ def test_hooks_removed_when_a_build_or_call_raises(lm, built):
 
 def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     state = at(built["sentiment"], 0.1)
-    back = load_icv(save_icv(state, tmp_path / "v.safetensors"), lm)
+    back = ICVState.load(state.save(tmp_path / "v.safetensors"), lm)
     assert torch.equal(back.directions, state.directions) and back.meta == state.meta
     queries = builtin_task("sentiment").inputs[:5]
     assert [p.label_probs for p in ICV(lm, back).predict(queries)] == \
         [p.label_probs for p in ICV(lm, state).predict(queries)]
-    path = save_icv(build_icv(tiny_lm(n_layers=2), builtin_task("sentiment"), config=TINY), tmp_path / "o")
-    assert_refused(lm, path, load_icv, ICV)
+    path = build_icv(tiny_lm(n_layers=2), builtin_task("sentiment"), config=TINY).save(tmp_path / "o")
+    assert_refused(lm, path, ICVState.load, ICV)
 
 
 @pytest.mark.parametrize("family", ["gqa", *FAMILIES])
@@ -213,10 +212,11 @@ def test_evaluate_and_cli(lm, tiny_checkpoint, tmp_path):
 
 
 def test_tab_shows_the_built_icv_and_offers_its_file(lm, built):
-    from icr_app.methods.icv.panel import NOT_BUILT, build_tab
+    from icr_app.app.built_tab import not_built
+    from icr_app.methods.icv.panel import build_tab
 
     view = tab_view(lm, build_tab, "icv_view")
-    assert view({}, None) == (None, NOT_BUILT, None)
+    assert view({}, None) == (None, not_built(ICV), None)
     state = built["sentiment"]
     fig, info, path = view({"icv": ICV(lm, state)}, None)
     assert f"λ = {state.meta.strength:g}" in info

@@ -18,7 +18,6 @@ from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
-from icr_app.methods.lora.artefact import load_lora, save_lora
 from icr_app.methods.lora.method import (
     LoraAdapter,
     LoraMethod,
@@ -178,7 +177,7 @@ def test_evaluate_reports_lora_as_a_method(lm):
 def test_artefact_round_trip_is_bit_exact(lm, tmp_path):
     task = builtin_task("sentiment")
     adapter = randomised(build_lora(lm, task, settings=TINY))
-    back = load_lora(save_lora(adapter, tmp_path / "a.safetensors"), lm)
+    back = LoraAdapter.load(adapter.save(tmp_path / "a.safetensors"), lm)
     assert back.tensors.keys() == adapter.tensors.keys()
     assert all(torch.equal(back.tensors[k], adapter.tensors[k]) for k in adapter.tensors)
     assert back.peft == adapter.peft and back.meta == adapter.meta and back.fingerprint == lm.fingerprint
@@ -188,25 +187,25 @@ def test_artefact_round_trip_is_bit_exact(lm, tmp_path):
 
 def test_wrong_model_and_odd_files_are_refused(lm, tmp_path):
     other = tiny_lm(n_layers=2)
-    path = save_lora(untrained(other, builtin_task("sentiment")), tmp_path / "other.safetensors")
-    assert load_lora(path).fingerprint == other.fingerprint  # readable without a model
+    path = untrained(other, builtin_task("sentiment")).save(tmp_path / "other.safetensors")
+    assert LoraAdapter.load(path).fingerprint == other.fingerprint  # readable without a model
     with pytest.raises(ArtefactModelError, match="made for model"):
-        load_lora(path, lm)
+        LoraAdapter.load(path, lm)
     with pytest.raises(ArtefactModelError, match="trained on model"):
-        LoraMethod(lm, load_lora(path))
+        LoraMethod(lm, LoraAdapter.load(path))
 
     adapter = untrained(lm, builtin_task("sentiment"))
     for change in ({"use_dora": True}, {"layer_replication": [[0, 2]]}, {"target_modules": ".*"}, {"r": "8"}):
-        odd = save_lora(replace(adapter, peft={**adapter.peft, **change}), tmp_path / "odd.safetensors")
+        odd = replace(adapter, peft={**adapter.peft, **change}).save(tmp_path / "odd.safetensors")
         with pytest.raises(ArtefactError):
-            load_lora(odd, lm)
+            LoraAdapter.load(odd, lm)
     short = {k: v for k, v in adapter.tensors.items() if ".0." not in k}
     with pytest.raises(ArtefactError, match="do not fit"):
         LoraMethod(lm, replace(adapter, tensors=short))
-    data = save_lora(adapter, tmp_path / "a.safetensors").read_bytes()
+    data = adapter.save(tmp_path / "a.safetensors").read_bytes()
     (tmp_path / "flip.safetensors").write_bytes(data[:-10] + bytes([data[-10] ^ 1]) + data[-9:])
     with pytest.raises(ArtefactError, match="checksum"):
-        load_lora(tmp_path / "flip.safetensors", lm)
+        LoraAdapter.load(tmp_path / "flip.safetensors", lm)
 
 
 def test_flags():
@@ -240,7 +239,7 @@ def test_app_tab_trains_answers_and_round_trips_the_adapter(server, lm, tmp_path
     c = Client(server, verbose=False)
     c.predict("sentiment", api_name="/load_builtin")
     curve, bars, info, download = c.predict(4, 0, api_name="/build_lora")
-    adapter = load_lora(download, lm)
+    adapter = LoraAdapter.load(download, lm)
     assert "LoRA for **sentiment**" in info and adapter.meta.task == "sentiment"
     assert len(adapter.meta.curve.train_loss) == 4
     assert json.loads(curve["plot"])["data"][0]["y"] == adapter.meta.curve.train_loss
@@ -253,6 +252,6 @@ def test_app_tab_trains_answers_and_round_trips_the_adapter(server, lm, tmp_path
     assert "not built" in fresh.predict(query, 4, 0, shown, api_name="/answer_lora")[0]
     fresh.predict(handle_file(download), api_name="/load_lora")
     assert fresh.predict(query, 4, 0, shown, api_name="/answer_lora")[0].split("\n")[1] == f"**{want}**"
-    other = save_lora(untrained(tiny_lm(n_layers=2), builtin_task("sentiment")), tmp_path / "other.safetensors")
+    other = untrained(tiny_lm(n_layers=2), builtin_task("sentiment")).save(tmp_path / "other.safetensors")
     with pytest.raises(Exception, match="tiny-llama@"):
         fresh.predict(handle_file(str(other)), api_name="/load_lora")

@@ -309,6 +309,23 @@ def test_the_whole_answer_objective_lowers_its_loss(lm, kind):
     assert stats.val_loss < float(start) - 0.05, (float(start), stats.val_loss)
 
 
+def test_the_whole_answer_objective_is_the_first_token_one_where_first_tokens_decide(lm):
+    """Labels with distinct first tokens are scored by those tokens alone, so "answer" trains on exactly that
+    loss (and at its cost); labels that share a first token are compared by their full sequences."""
+    task = builtin_task("sentiment")
+    base = SiteMethod(lm, fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)))
+    examples = _examples(lm, base, list(task.examples[:8]))
+    first = torch.tensor(base.label_set.first_ids)
+    scorers = [Scorer(obj, first, list(base.label_set.scored_ids)) for obj in ("answer", "first-token")]
+    t = fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)).t
+    with torch.no_grad(), lm.lock, inject(lm, t, torch.full((lm.n_layers, lm.n_heads), 0.5), position=0):
+        answer, first_token = (float(sc.loss(examples, torch.arange(8))[0]) for sc in scorers)
+        shared = Scorer("answer", torch.tensor([first[0], first[0]]), list(base.label_set.scored_ids))
+        full = float(shared.loss(examples, torch.arange(8))[0])
+    assert scorers[0].first_tokens_decide and not shared.first_tokens_decide
+    assert answer == first_token and abs(full - answer) > 1e-4
+
+
 def test_sequence_logprobs_match_the_full_prompt_with_injection(lm):
     """The cached-prefix pass with answer tokens after the injected last token equals scoring the full prompt
     plus answer in one plain forward pass with the injection at the last prompt token."""

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES
+from test_i2cl import tab_view
 from tiny import family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
@@ -15,12 +16,12 @@ from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering, Method
+from icr_app.methods.state import answering_json
 from icr_app.methods.task_vector import (
     TaskVector,
     TaskVectorConfig,
     TaskVectorMeta,
     TaskVectorMethod,
-    answering_json,
     best_layer,
     build_task_vector,
     edit_block_output,
@@ -29,7 +30,7 @@ from icr_app.methods.task_vector import (
     last_token_variants,
     replace_last,
 )
-from icr_app.methods.task_vector_panel import layer_figure, render
+from icr_app.methods.task_vector_panel import layer_figure
 from icr_app.methods.zero_shot import ZeroShot
 
 TINY = TaskVectorConfig(n_prompts=4, val_size=6, batch_size=4)
@@ -42,7 +43,7 @@ def no_hooks(lm) -> bool:
 def fake_tv(lm, task, layer: int, theta: torch.Tensor, accuracy: torch.Tensor | None = None) -> TaskVector:
     """A task vector with a chosen θ and block (and sweep numbers), without building one."""
     acc = torch.zeros(lm.n_layers) if accuracy is None else accuracy
-    meta = TaskVectorMeta(task=task.name, answering=answering_json(Answering.of(lm, task)), layer=layer, n_prompts=0,
+    meta = TaskVectorMeta(task=task.name, **answering_json(Answering.of(lm, task)), layer=layer, n_prompts=0,
                           n_demos=0, n_val=4, zero_shot_val_accuracy=0.25, build_s=0.0)
     return TaskVector(theta, acc, acc / 2, meta, lm.fingerprint)
 
@@ -217,9 +218,14 @@ def test_layer_figure_marks_the_chosen_block(lm):
     assert fig.layout.shapes[0].y0 == tv.meta.zero_shot_val_accuracy
 
 
-def test_the_tab_offers_the_built_vector_as_a_file(lm, tmp_path):
+def test_the_tab_offers_the_built_vector_as_a_file(lm):
+    from icr_app.app.built_tab import not_built
+    from icr_app.methods.task_vector_panel import build_tab
+
+    view = tab_view(lm, build_tab, "task_vector_view")
+    assert view({}, None) == (None, not_built(TaskVectorMethod), None)
     tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.arange(64.0))
-    figure, text, path = render(TaskVectorMethod(lm, tv), {}, tmp_path)
+    figure, text, path = view({"task-vector": TaskVectorMethod(lm, tv)}, None)
     assert torch.equal(TaskVector.load(path, lm).theta, tv.theta) and "block 2" in text
     assert figure.data[1].x[0] == 2
 

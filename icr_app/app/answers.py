@@ -229,16 +229,17 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
                   TASKS),
                on(model.change, switch_model, [model, task_state], [built_state, views_state, info], "switch_model",
                   JOBS)]
-    shown.change(show, shown, columns, queue=False)
+    shown_changed = shown.change(show, shown, columns, queue=False)
     inputs = [task_state, built_state, query, shots, seed, shown]
+    built = on(build_btn.click, build_methods, [task_state, built_state, shown, shots, seed], [built_state, build_info],
+               "build_methods", JOBS)
     for name in REGISTRY:
         key = name.replace("-", "_")
         on(ask.click, answerer(name), inputs, outputs[name], f"answer_{key}")
         on(query.submit, answerer(name), inputs, outputs[name], False)
-        for event in [*changed, examples.load_input_event]:  # a new task or model: every panel answers again
+        # a new task, model, set of methods or build: every shown panel answers again
+        for event in [*changed, examples.load_input_event, shown_changed, built]:
             on(event.then, answerer(name), inputs, outputs[name], False)
-    on(build_btn.click, build_methods, [task_state, built_state, shown, shots, seed], [built_state, build_info],
-       "build_methods", JOBS)
     ctx.cancel_button(build_stop, "build")
     on(ask_batch.click, answer_batch, [task_state, built_state, batch, shots, seed, shown], batch_table,
        "answer_batch")

@@ -18,6 +18,7 @@ from icr_app.evaluate import EvalReport, MethodResult, evaluate
 from icr_app.methods import REGISTRY
 from icr_app.prebuilt import EVALUATE as DEFAULTS
 from icr_app.views.answers import eval_bars
+from icr_app.views.note import note_figure
 
 
 def report_from(data: dict[str, Any]) -> EvalReport:
@@ -65,10 +66,7 @@ def agreement(report: EvalReport, task: Task, a: str, b: str) -> tuple[str, pd.D
 
 
 def _empty() -> go.Figure:
-    fig = go.Figure()
-    fig.add_annotation(text="press Evaluate (a built-in task shows its shipped run)", showarrow=False)
-    fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=200)
-    return fig
+    return note_figure("press Evaluate (a built-in task shows its shipped run)")
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:

@@ -14,6 +14,7 @@ from icr_app.analyses.anchors.flow_views import FlowView, anchor_flow_figure
 from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.analyses.rank1.views import singular_values_figure
 from icr_app.app.answers import DEFAULT_QUERY, Page
+from icr_app.app.built_tab import built_method
 from icr_app.app.context import AppContext, clip_query, on
 from icr_app.core.artefacts import ArtefactError
 from icr_app.core.tasks import Task
@@ -24,6 +25,7 @@ from icr_app.methods.icr.view import routing_figures
 from icr_app.methods.site.method import SiteMethod
 from icr_app.methods.site.view import alpha_heatmap
 from icr_app.methods.zero_shot import ZeroShot
+from icr_app.views.note import note_figure
 
 STEPS = (
     "**1. Examples in the prompt change the answer.** Few-shot prompting shows the model labelled examples before "
@@ -41,10 +43,7 @@ STEPS = (
 
 
 def _note(text: str) -> go.Figure:
-    fig = go.Figure()
-    fig.add_annotation(text=text, showarrow=False)
-    fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=220)
-    return fig
+    return note_figure(text, height=220)
 
 
 def _bars(rows: dict[str, dict[str, float]], title: str) -> go.Figure:
@@ -67,14 +66,14 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         return _bars(rows, f"“{query[:50]}”: zero-shot vs few-shot")
 
     def step2(built: dict, query: str, strength: float) -> tuple[go.Figure, go.Figure]:
-        method = built.get("site")
-        if not isinstance(method, SiteMethod) or method.lm is not ctx.lm or method.kind != "classification":
+        method = built_method(ctx, built, SiteMethod)
+        if method is None or method.kind != "classification":
             text = "build SITE for this task (SITE tab) to try it"
             return _note(text), _note(text)
-        alpha = method.site.alpha * float(strength)
-        scaled = replace(method.site, theta=torch.logit(alpha.clamp(1e-6, 1 - 1e-6)))
+        alpha = method.state.alpha * float(strength)
+        scaled = replace(method.state, theta=torch.logit(alpha.clamp(1e-6, 1 - 1e-6)))
         probs = SiteMethod(ctx.lm, scaled).predict([clip_query(query)])[0].label_probs
-        return alpha_heatmap(method.site), _bars({f"SITE at {float(strength):.0%}": probs},
+        return alpha_heatmap(method.state), _bars({f"SITE at {float(strength):.0%}": probs},
                                                  "SITE's answer with no example in the prompt")
 
     def step3(query: str) -> go.Figure:

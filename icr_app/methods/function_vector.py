@@ -46,12 +46,12 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos, sample_icl_prompts
 from icr_app.core.tasks import Example, Task
-from icr_app.methods.base import Answering, BuildContext, Method, MethodSpec
+from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods.state import answering_json, stateful_spec, tensor_field
 from icr_app.methods.task_vector import (
     LastTokenEdit,
-    SavedVector,
+    LastTokenVector,
     VectorMeta,
-    answering_json,
     gold_and_candidates,
     last_token_variants,
 )
@@ -89,25 +89,22 @@ def top_heads(score: torch.Tensor, k: int) -> list[tuple[int, int]]:
 
 
 @dataclass
-class FunctionVector(SavedVector):
+class FunctionVector(LastTokenVector):
     """The vector `fv` (d,) added after block `meta.layer`, and the AIE map (L, H) its heads were chosen from."""
 
     KIND = "function-vector"
-    TENSORS = ("fv", "aie")
+    TITLE = "function vector"
     VECTOR = "fv"
     META = FunctionVectorMeta
 
-    fv: torch.Tensor
-    aie: torch.Tensor
+    fv: torch.Tensor = tensor_field("hidden")
+    aie: torch.Tensor = tensor_field("layers", "heads")
     meta: FunctionVectorMeta
     fingerprint: str
 
     @property
     def heads(self) -> list[tuple[int, int]]:
         return top_heads(self.aie, self.meta.top_k)
-
-    def shapes(self, lm: LoadedModel) -> tuple[tuple[int, ...], ...]:
-        return (lm.model.config.hidden_size,), (lm.n_layers, lm.n_heads)
 
 
 def default_top_k(lm: LoadedModel) -> int:
@@ -194,7 +191,7 @@ def build_function_vector(lm: LoadedModel, train: Task, answering: Answering | N
     prompts, golds = shuffled_label_prompts(train, base.template, cfg.n_corrupted, n_demos, seed)
     aie = indirect_effects(lm, base, prompts, golds, means, cfg.batch_size, progress)
     fv = project_heads(lm, means, top_heads(aie, k))
-    meta = FunctionVectorMeta(task=train.name, answering=answering_json(answering), layer=layer, top_k=k,
+    meta = FunctionVectorMeta(task=train.name, **answering_json(answering), layer=layer, top_k=k,
                               n_prompts=cfg.n_prompts, n_corrupted=cfg.n_corrupted, n_demos=n_demos,
                               build_s=time.perf_counter() - t0, seed=seed)
     return FunctionVector(fv, aie, meta, lm.fingerprint)
@@ -207,6 +204,7 @@ def add_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 class FunctionVectorMethod(LastTokenEdit):
     name = "function-vector"
+    STATE = FunctionVector
     edit = staticmethod(add_last)
 
 
@@ -215,8 +213,8 @@ def build(ctx: BuildContext, config: FunctionVectorConfig) -> FunctionVectorMeth
                                                               ctx.seed, ctx.progress))
 
 
-SPEC = MethodSpec(
-    name="function-vector", title="Function vector", config=FunctionVectorConfig, build=build, kind="implicit",
+SPEC = stateful_spec(
+    FunctionVectorMethod, title="Function vector", config=FunctionVectorConfig, build=build, kind="implicit",
     description="the summed mean outputs of the heads with the largest causal effect, added at the last token",
     tab="icr_app.methods.function_vector_panel:build_tab",
 )

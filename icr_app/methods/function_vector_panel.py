@@ -3,14 +3,12 @@ methods") with its top-k heads marked, their overlap with SITE's heads when SITE
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import plotly.graph_objects as go
 
 from icr_app.app.answers import Page
+from icr_app.app.built_tab import built_method_tab
 from icr_app.app.context import AppContext
 from icr_app.methods.function_vector import FunctionVector, FunctionVectorMethod, site_overlap
-from icr_app.methods.task_vector_panel import method_tab
 from icr_app.views.heads import head_map
 
 EXPLAIN = ("A few attention heads carry the task from the demonstrations to the last token. To find them, the "
@@ -42,26 +40,20 @@ def overlap_text(fv: FunctionVector, built: dict) -> str:
     site = built.get("site")
     if site is None:
         return "_build SITE too to compare its head selection with these heads_"
-    shared = site_overlap(fv.heads, site.site.alpha)
+    shared = site_overlap(fv.heads, site.state.alpha)
     listed = ", ".join(f"L{layer}H{head}" for layer, head in shared) or "none"
     return (f"**{len(shared)} of the top {len(fv.heads)} heads** here are also among SITE's top {len(fv.heads)} "
             f"by α: {listed}")
 
 
-def summary(fv: FunctionVector, build_s: float) -> str:
+def summary(fv: FunctionVector) -> str:
     m = fv.meta
     heads = ", ".join(f"L{layer}H{head}" for layer, head in fv.heads)
     return (f"Function vector for **{m.task}**: mean head outputs over {m.n_prompts} prompts, indirect effects over "
             f"{m.n_corrupted} shuffled-label prompts ({m.n_demos} demos each); top {m.top_k} heads {heads}; added "
-            f"after block {m.layer}; {fv.fv.numel():,} stored numbers; built in {build_s:.0f} s")
-
-
-def render(method: FunctionVectorMethod, built: dict, folder: Path) -> tuple:
-    fv = method.built
-    path = fv.save(folder / f"function-vector-{fv.meta.task.replace('/', '_')}.safetensors")
-    return aie_figure(fv), summary(fv, method.build_s or fv.meta.build_s), overlap_text(fv, built), str(path)
+            f"after block {m.layer}; {fv.fv.numel():,} stored numbers; built in {m.build_s:.0f} s")
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    method_tab(ctx, page, "function-vector", "Function vector", EXPLAIN, "average indirect effect per layer and head",
-               "download this function vector (safetensors)", render, notes=True)
+    built_method_tab(ctx, page, FunctionVectorMethod, "Function vector", EXPLAIN,
+                     "average indirect effect per layer and head", aie_figure, summary, overlap_text)

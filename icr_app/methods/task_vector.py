@@ -32,25 +32,23 @@ import random
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import torch
 from torch import nn
 from transformers import DynamicCache
 
-from icr_app.core.artefacts import ArtefactError, ArtefactModelError, load_artefact, save_artefact
 from icr_app.core.capture import blocks, last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, sample_icl_prompts
+from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.scoring import Intervention, first_token_id, pad_left, prefill
 from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor
-from icr_app.methods.base import Answering, BuildContext, Method, MethodSpec
+from icr_app.methods.base import Answering, BuildContext, Method
 from icr_app.methods.site.train import PrefixPool
+from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod, answering_json, stateful_spec, tensor_field
 
 VariantEdit = Callable[[Hashable, torch.Tensor, torch.Tensor], torch.Tensor]
 """edit(key, v, variants) -> v': `v` (B, C, width) is what the traced module `key` sees (or returns) at the last
@@ -170,16 +168,6 @@ def replace_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return torch.cat([x[:, :-1], v.to(x.dtype).expand(x.shape[0], 1, -1)], dim=1)
 
 
-def answering_json(answering: Answering) -> dict[str, Any]:
-    """How a built method reads answers, as JSON for its artefact (`answering_from_json` reads it back)."""
-    return {"kind": answering.kind, "labels": list(answering.labels), "max_new_tokens": answering.max_new_tokens,
-            "template": {"query": answering.template.query, "sep": answering.template.sep}}
-
-
-def answering_from_json(data: dict[str, Any]) -> Answering:
-    return Answering(data["kind"], tuple(data["labels"]), Template(**data["template"]), data["max_new_tokens"])
-
-
 def gold_and_candidates(lm: LoadedModel, method: Method, outputs: list[str]) -> tuple[torch.Tensor, list[int] | None]:
     """Gold first tokens of `outputs` as indices into the candidates: the labels' distinct first tokens for
     classification (None for open tasks: indices are token ids over the whole vocabulary)."""
@@ -206,57 +194,19 @@ class TaskVectorConfig:
 
 
 @dataclass(kw_only=True)
-class VectorMeta:
-    """What a saved task or function vector needs besides its tensors (stored as the artefact's JSON)."""
+class VectorMeta(BuiltMeta):
+    """What a task or function vector stores besides `BuiltMeta`'s fields: where it edits, and its prompts."""
 
-    task: str
-    answering: dict[str, Any]  # `answering_json`
     layer: int  # the block whose output is edited at the last token
     n_prompts: int
     n_demos: int
-    build_s: float
-    seed: int = 0
-    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
-class SavedVector:
-    """Saving, loading and model checks for a dataclass of tensors (fp32, CPU) named in TENSORS, plus `meta`
-    (a META instance) and the model `fingerprint`; `shapes(lm)` says what the tensors' shapes must be on `lm`."""
+class LastTokenVector(BuiltState):
+    """A built state whose tensor VECTOR (d,) edits the last token's state after block `meta.layer`."""
 
-    KIND: ClassVar[str]
-    TENSORS: ClassVar[tuple[str, ...]]
-    VECTOR: ClassVar[str]  # the one of TENSORS that answering uses
-    META: ClassVar[type[VectorMeta]]
+    VECTOR: ClassVar[str]  # the stored tensor that answering uses
     meta: VectorMeta
-    fingerprint: str
-
-    def shapes(self, lm: LoadedModel) -> tuple[tuple[int, ...], ...]:
-        raise NotImplementedError
-
-    def check_model(self, lm: LoadedModel) -> None:
-        """It only makes sense in the model that produced it: same fingerprint, same shapes."""
-        found, expected = tuple(tuple(getattr(self, n).shape) for n in self.TENSORS), self.shapes(lm)
-        if self.fingerprint != lm.fingerprint or found != expected:
-            raise ArtefactModelError(f"this {self.KIND} was built for model {self.fingerprint} (shapes {found}), but "
-                                     f"the loaded model is {lm.fingerprint} ({expected}); rebuild it for this model")
-
-    def save(self, path: str | Path) -> Path:
-        tensors = {n: getattr(self, n) for n in self.TENSORS}
-        return save_artefact(path, self.KIND, tensors, asdict(self.meta), self.fingerprint)
-
-    @classmethod
-    def load(cls, path: str | Path, lm: LoadedModel | None = None) -> Any:
-        """Read and verify a file of this kind; with `lm`, refuse one built for another model."""
-        art = load_artefact(path, cls.KIND, None if lm is None else lm.fingerprint)
-        try:
-            built = cls(**{n: art.tensors[n] for n in cls.TENSORS}, meta=cls.META(**art.meta),
-                        fingerprint=art.fingerprint)
-            answering_from_json(built.meta.answering)
-        except (KeyError, TypeError, ValueError) as err:
-            raise ArtefactError(f"{Path(path).name}: incomplete {cls.KIND} file: {err}") from None
-        if lm is not None:
-            built.check_model(lm)
-        return built
 
 
 @dataclass(kw_only=True)
@@ -266,22 +216,19 @@ class TaskVectorMeta(VectorMeta):
 
 
 @dataclass
-class TaskVector(SavedVector):
+class TaskVector(LastTokenVector):
     """θ (d,) for block `meta.layer`, and the sweep that chose it: validation accuracy and gold probability (L,)."""
 
     KIND = "task-vector"
-    TENSORS = ("theta", "layer_accuracy", "layer_gold_prob")
+    TITLE = "task vector"
     VECTOR = "theta"
     META = TaskVectorMeta
 
-    theta: torch.Tensor
-    layer_accuracy: torch.Tensor
-    layer_gold_prob: torch.Tensor
+    theta: torch.Tensor = tensor_field("hidden")
+    layer_accuracy: torch.Tensor = tensor_field("layers")
+    layer_gold_prob: torch.Tensor = tensor_field("layers")
     meta: TaskVectorMeta
     fingerprint: str
-
-    def shapes(self, lm: LoadedModel) -> tuple[tuple[int, ...], ...]:
-        return (lm.model.config.hidden_size,), (lm.n_layers,), (lm.n_layers,)
 
 
 def holdout(train: Task, n_val: int, seed: int) -> tuple[Task, list[Example]]:
@@ -333,24 +280,23 @@ def build_task_vector(lm: LoadedModel, train: Task, answering: Answering | None 
     layer = best_layer(accuracy[:-1], gold_prob[:-1]) if cfg.layer < 0 else cfg.layer
     if not 0 <= layer < lm.n_layers:
         raise ValueError(f"layer {layer} is not a block of this model (0..{lm.n_layers - 1})")
-    meta = TaskVectorMeta(task=train.name, answering=answering_json(answering), layer=layer,
-                          n_prompts=cfg.n_prompts, n_demos=n_demos, n_val=len(val),
-                          zero_shot_val_accuracy=float(accuracy[-1]), build_s=time.perf_counter() - t0, seed=seed)
+    meta = TaskVectorMeta(task=train.name, **answering_json(answering), layer=layer, n_prompts=cfg.n_prompts,
+                          n_demos=n_demos, n_val=len(val), zero_shot_val_accuracy=float(accuracy[-1]),
+                          build_s=time.perf_counter() - t0, seed=seed)
     return TaskVector(states[layer].clone(), accuracy[:-1].clone(), gold_prob[:-1].clone(), meta, lm.fingerprint)
 
 
-class LastTokenEdit(Method):
-    """Zero-shot prompts whose last-token state after block `built.meta.layer` is edited with the built vector
-    (the tensor `built.VECTOR`) by `edit` (x (B, T, d), v (d,)) -> x': a task vector replaces the state, a
+class LastTokenEdit(StatefulMethod):
+    """Zero-shot prompts whose last-token state after block `state.meta.layer` is edited with the built vector
+    (the tensor `state.VECTOR`) by `edit` (x (B, T, d), v (d,)) -> x': a task vector replaces the state, a
     function vector adds to it."""
 
-    def __init__(self, lm: LoadedModel, built: SavedVector) -> None:
-        built.check_model(lm)
-        super().__init__(lm, answering_from_json(built.meta.answering))
-        self.built = built
-        self.vector = getattr(built, built.VECTOR)
-        self.stored_parameters = self.vector.numel()
-        self.build_s = built.meta.build_s
+    state: LastTokenVector
+
+    def __init__(self, lm: LoadedModel, state: LastTokenVector) -> None:
+        super().__init__(lm, state)
+        self.vector = getattr(state, state.VECTOR)
+        self.stored_parameters = self.vector.numel()  # the sweep / AIE map beside it only explain the choice
 
     @staticmethod
     def edit(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -358,11 +304,12 @@ class LastTokenEdit(Method):
 
     def intervention(self, queries: list[str]) -> Intervention:
         v = self.vector.to(self.lm.device)
-        return edit_block_output(self.lm, self.built.meta.layer, lambda x: self.edit(x, v))
+        return edit_block_output(self.lm, self.state.meta.layer, lambda x: self.edit(x, v))
 
 
 class TaskVectorMethod(LastTokenEdit):
     name = "task-vector"
+    STATE = TaskVector
     edit = staticmethod(replace_last)
 
 
@@ -371,8 +318,8 @@ def build(ctx: BuildContext, config: TaskVectorConfig) -> TaskVectorMethod:
                                                       ctx.progress))
 
 
-SPEC = MethodSpec(
-    name="task-vector", title="Task vector", config=TaskVectorConfig, build=build, kind="implicit",
+SPEC = stateful_spec(
+    TaskVectorMethod, title="Task vector", config=TaskVectorConfig, build=build, kind="implicit",
     description="a few-shot prompt's last-token state at one layer, written over the zero-shot query's there",
     tab="icr_app.methods.task_vector_panel:build_tab",
 )

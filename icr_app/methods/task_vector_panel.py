@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
-import gradio as gr
 import plotly.graph_objects as go
 
 from icr_app.app.answers import Page
+from icr_app.app.built_tab import built_method_tab
 from icr_app.app.context import AppContext
-from icr_app.methods.base import Method
 from icr_app.methods.task_vector import TaskVector, TaskVectorMethod
 
 EXPLAIN = ("A few-shot prompt makes the model compute, at its last token, a state that already says which task to "
@@ -39,45 +35,13 @@ def layer_figure(tv: TaskVector) -> go.Figure:
     return fig
 
 
-def summary(tv: TaskVector, build_s: float) -> str:
+def summary(tv: TaskVector) -> str:
     m = tv.meta
     return (f"Task vector for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos; block {m.layer} chosen on "
             f"{m.n_val} held-out examples (accuracy {float(tv.layer_accuracy[m.layer]):.2f}, zero-shot "
-            f"{m.zero_shot_val_accuracy:.2f}); {tv.theta.numel():,} stored numbers; built in {build_s:.0f} s")
-
-
-Render = Callable[[Method, dict, Path], tuple]
-
-
-def method_tab(ctx: AppContext, page: Page, name: str, title: str, explain: str, figure_label: str, file_label: str,
-               render: Render, notes: bool = False) -> None:
-    """A tab that shows the visitor's built method `name` and offers its artefact, redrawn whenever their built
-    methods change. `render(method, built, folder)` -> (figure, summary[, notes], path of the artefact it wrote
-    into the visitor's private folder)."""
-    empty = "_not built for this task yet: choose it above and press “Build selected methods”_"
-
-    def show(built: dict, request: gr.Request):
-        method = built.get(name)
-        if method is None:
-            return (None, empty, "", None) if notes else (None, empty, None)
-        return render(method, built, ctx.session_dir(request))
-
-    with gr.Tab(title):
-        gr.Markdown(explain)
-        info = gr.Markdown(empty)
-        outputs = [gr.Plot(label=figure_label), info]
-        if notes:
-            outputs.append(gr.Markdown(""))
-        outputs.append(gr.File(label=file_label, interactive=False))
-    page.built.change(show, page.built, outputs, queue=False)
-
-
-def render(method: TaskVectorMethod, _built: dict, folder: Path) -> tuple:
-    tv = method.built
-    path = tv.save(folder / f"task-vector-{tv.meta.task.replace('/', '_')}.safetensors")
-    return layer_figure(tv), summary(tv, method.build_s or tv.meta.build_s), str(path)
+            f"{m.zero_shot_val_accuracy:.2f}); {tv.theta.numel():,} stored numbers; built in {m.build_s:.0f} s")
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    method_tab(ctx, page, "task-vector", "Task vector", EXPLAIN, "validation accuracy per block",
-               "download this task vector (safetensors)", render)
+    built_method_tab(ctx, page, TaskVectorMethod, "Task vector", EXPLAIN, "validation accuracy per block",
+                     layer_figure, summary)

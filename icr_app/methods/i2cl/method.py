@@ -40,23 +40,23 @@ import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
 
-from icr_app.core.artefacts import ArtefactModelError
 from icr_app.core.capture import last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.scoring import Intervention, encode, first_token_id, prefill
-from icr_app.core.tasks import Example, Task, TaskKind
+from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor
-from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods.base import Answering, BuildContext
+from icr_app.methods.i2cl.artefact import MODULES, I2CLMeta, I2CLState
+from icr_app.methods.state import StatefulMethod, answering_json
 
-MODULES = ("attention", "mlp")  # index 1 of the vectors and coefficients
 INIT_CONTEXT, INIT_QUERY = 0.1, 1.0  # λ and β at the start of calibration (the reference's init_value)
 WARMUP = 0.05  # share of the steps with a linear learning-rate warmup
 
@@ -80,49 +80,6 @@ class I2CLConfig:
     loss: Literal["labels", "vocabulary"] = field(default="labels", metadata={
         "help": "first-token cross-entropy over the labels' first tokens (classification) or the whole "
                 "vocabulary (the paper); open tasks always use the vocabulary"})
-
-
-@dataclass
-class I2CLMeta:
-    """What reusing a calibrated I2CL needs besides its tensors, and how it was made (stored in the artefact)."""
-
-    task: str
-    kind: TaskKind
-    template: dict[str, str]
-    labels: list[str]  # classification labels; empty for open tasks
-    max_new_tokens: int
-    n_demos: int
-    n_calibration: int
-    steps: int
-    loss: str
-    zero_shot_loss: float  # calibration-set loss with λ = 0, β = 1 (no noise), then at init, then calibrated
-    init_loss: float
-    calibrated_loss: float
-    build_s: float
-    seed: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def answering(self) -> Answering:
-        return Answering(self.kind, tuple(self.labels), Template(**self.template), self.max_new_tokens)
-
-
-@dataclass
-class I2CLState:
-    """Context vectors (L, 2, d) and coefficients (L, 2, 2): [..., 0] = λ, [..., 1] = β; module 0 attention."""
-
-    vectors: torch.Tensor
-    coef: torch.Tensor
-    meta: I2CLMeta
-    fingerprint: str
-
-    def check_model(self, lm: LoadedModel) -> None:
-        """Context vectors belong to the model that produced them: same fingerprint, same layer count."""
-        if self.fingerprint != lm.fingerprint or self.vectors.shape[0] != lm.n_layers:
-            raise ArtefactModelError(
-                f"this I2CL was built for model {self.fingerprint} ({self.vectors.shape[0]} layers), but the "
-                f"loaded model is {lm.fingerprint} ({lm.n_layers} layers); rebuild it for this model")
 
 
 def coefficients(n_layers: int, context: float, query: float) -> torch.Tensor:
@@ -257,27 +214,19 @@ def build_i2cl(lm: LoadedModel, train: Task, answering: Answering | None = None,
     init_loss = loss.mean(vectors, coefficients(lm.n_layers, INIT_CONTEXT, INIT_QUERY))
     coef, steps = calibrate(lm, vectors, loss, cfg, seed, progress)
     meta = I2CLMeta(
-        task=train.name, kind=answering.kind,
-        template={"query": answering.template.query, "sep": answering.template.sep},
-        labels=list(answering.labels), max_new_tokens=answering.max_new_tokens, n_demos=len(demos),
-        n_calibration=len(calibration), steps=steps, loss="labels" if loss.candidates is not None else "vocabulary",
-        zero_shot_loss=zero_shot_loss, init_loss=init_loss, calibrated_loss=loss.mean(vectors, coef),
-        build_s=time.perf_counter() - t0, seed=seed,
+        task=train.name, **answering_json(answering), n_demos=len(demos), n_calibration=len(calibration),
+        steps=steps, loss="labels" if loss.candidates is not None else "vocabulary", zero_shot_loss=zero_shot_loss,
+        init_loss=init_loss, calibrated_loss=loss.mean(vectors, coef), build_s=time.perf_counter() - t0, seed=seed,
     )
     return I2CLState(vectors=vectors, coef=coef, meta=meta, fingerprint=lm.fingerprint)
 
 
-class I2CL(Method):
+class I2CL(StatefulMethod):
     """Zero-shot prompts with the calibrated context vectors mixed in at every position during prefill."""
 
     name = "i2cl"
-
-    def __init__(self, lm: LoadedModel, state: I2CLState) -> None:
-        state.check_model(lm)
-        super().__init__(lm, state.meta.answering())
-        self.state = state
-        self.stored_parameters = state.vectors.numel() + state.coef.numel()
-        self.trainable_parameters = state.coef.numel()
+    STATE = I2CLState
+    state: I2CLState
 
     def intervention(self, queries: list[str]) -> Intervention:
         return inject(self.lm, self.state.vectors, self.state.coef)

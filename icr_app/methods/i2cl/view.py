@@ -1,4 +1,5 @@
-"""Plotly view of a calibrated I2CL: λ and β per layer for the attention and the MLP outputs."""
+"""What the tab shows of a calibrated I2CL: λ and β per layer for the attention and the MLP outputs (Plotly), and a
+one-line summary."""
 
 from __future__ import annotations
 
@@ -30,3 +31,9 @@ def coefficient_figure(state: I2CLState) -> go.Figure:
                             f"{m.init_loss:.3f} (init) → {m.calibrated_loss:.3f} ({m.steps} steps)",
                       margin={"l": 60, "r": 20, "t": 80, "b": 40})
     return fig
+
+
+def summary(state: I2CLState) -> str:
+    m = state.meta
+    return (f"I2CL for **{m.task}**: {m.n_demos} demonstrations, calibrated on {m.n_calibration} examples for "
+            f"{m.steps} steps ({m.loss} loss); built in {m.build_s:.0f} s")

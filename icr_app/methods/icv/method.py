@@ -29,21 +29,22 @@ import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
 
-from icr_app.core.artefacts import ArtefactModelError
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, answer_text, sample_demos
 from icr_app.core.scoring import Intervention, first_token_id, no_intervention
-from icr_app.core.tasks import Example, Task, TaskKind
+from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor
-from icr_app.methods.base import Answering, BuildContext, Method, is_correct
+from icr_app.methods.base import Answering, BuildContext, is_correct
+from icr_app.methods.icv.artefact import ICVMeta, ICVState
+from icr_app.methods.state import StatefulMethod, answering_json
 
 Direction = Literal["pc1", "pc1+mean"]
 Site = Literal["block", "mlp"]
@@ -64,47 +65,6 @@ class ICVConfig:
                 "code's PC1 plus the mean shift"})
     site: Site = field(default="block", metadata={
         "help": "where the direction is added: every block's output (paper) or every MLP branch (code)"})
-
-
-@dataclass
-class ICVMeta:
-    """What reusing an ICV needs besides its directions, and how it was chosen (stored in the artefact)."""
-
-    task: str
-    kind: TaskKind
-    template: dict[str, str]
-    labels: list[str]  # classification labels; empty for open tasks
-    max_new_tokens: int
-    strength: float
-    direction: str
-    site: str
-    n_demos: int
-    n_val: int
-    sweep: list[dict[str, float]]  # one {"strength", "accuracy", "tiebreak"} per λ tried, in sweep order
-    build_s: float
-    seed: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def answering(self) -> Answering:
-        return Answering(self.kind, tuple(self.labels), Template(**self.template), self.max_new_tokens)
-
-
-@dataclass
-class ICVState:
-    """Unit directions (L, d), fp32 on the CPU, and the chosen strength in `meta`."""
-
-    directions: torch.Tensor
-    meta: ICVMeta
-    fingerprint: str
-
-    def check_model(self, lm: LoadedModel) -> None:
-        """Directions belong to the model that produced them: same fingerprint, same layer count."""
-        if self.fingerprint != lm.fingerprint or self.directions.shape[0] != lm.n_layers:
-            raise ArtefactModelError(
-                f"this ICV was built for model {self.fingerprint} ({self.directions.shape[0]} layers), but the "
-                f"loaded model is {lm.fingerprint} ({lm.n_layers} layers); rebuild it for this model")
 
 
 def latent_shifts(lm: LoadedModel, demos: list[Example], template: Template,
@@ -158,17 +118,16 @@ def inject(lm: LoadedModel, directions: torch.Tensor, strength: float, site: Sit
         yield {}
 
 
-class ICV(Method):
+class ICV(StatefulMethod):
     """Zero-shot prompts steered along the ICV at every layer and position during prefill."""
 
     name = "icv"
+    STATE = ICVState
+    state: ICVState
 
     def __init__(self, lm: LoadedModel, state: ICVState) -> None:
-        state.check_model(lm)
-        super().__init__(lm, state.meta.answering())
-        self.state = state
-        self.stored_parameters = state.directions.numel() + 1  # the directions and λ
-        self.trainable_parameters = 0  # λ is picked from a sweep, nothing is trained
+        super().__init__(lm, state)
+        self.stored_parameters += 1  # λ besides the directions; it is picked from a sweep, nothing is trained
 
     def intervention(self, queries: list[str]) -> Intervention:
         m = self.state.meta
@@ -211,11 +170,8 @@ def build_icv(lm: LoadedModel, train: Task, answering: Answering | None = None, 
     demos = sample_demos(pool, cfg.n_demos, random.Random(seed))
     directions = principal_directions(latent_shifts(lm, demos, answering.template, progress), cfg.direction)
     meta = ICVMeta(
-        task=train.name, kind=answering.kind,
-        template={"query": answering.template.query, "sep": answering.template.sep},
-        labels=list(answering.labels), max_new_tokens=answering.max_new_tokens, strength=0.0,
-        direction=cfg.direction, site=cfg.site, n_demos=len(demos), n_val=len(val.examples), sweep=[], build_s=0.0,
-        seed=seed,
+        task=train.name, **answering_json(answering), strength=0.0, direction=cfg.direction, site=cfg.site,
+        n_demos=len(demos), n_val=len(val.examples), sweep=[], build_s=0.0, seed=seed,
     )
     for strength in progress(cfg.strengths, desc="ICV: choosing λ"):
         trial = ICVState(directions, replace(meta, strength=float(strength)), lm.fingerprint)

@@ -1,4 +1,5 @@
-"""Plotly view of a built ICV: validation accuracy for each λ of the sweep, the chosen one marked."""
+"""What the tab shows of a built ICV: validation accuracy for each λ of the sweep, the chosen one marked (Plotly),
+and a one-line summary."""
 
 from __future__ import annotations
 
@@ -25,3 +26,9 @@ def sweep_figure(state: ICVState) -> go.Figure:
                             f"{m.site} output)", xaxis_title="λ (strength)", yaxis_title="validation accuracy",
                       yaxis={"range": [-0.02, 1.02]}, margin={"l": 60, "r": 20, "t": 60, "b": 40})
     return fig
+
+
+def summary(state: ICVState) -> str:
+    m = state.meta
+    return (f"ICV for **{m.task}**: {m.n_demos} demonstrations, λ = {m.strength:g} chosen on {m.n_val} held-out "
+            f"examples; built in {m.build_s:.0f} s")

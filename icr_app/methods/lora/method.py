@@ -31,9 +31,8 @@ from __future__ import annotations
 import copy
 import itertools
 import time
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model, get_peft_model_state_dict, set_peft_model_state_dict
@@ -41,13 +40,14 @@ from peft.tuners.lora import LoraLayer
 from torch import nn
 from transformers import PreTrainedModel
 
-from icr_app.core.artefacts import ArtefactError, ArtefactModelError
+from icr_app.core.artefacts import ArtefactError
 from icr_app.core.models import LoadedModel, wrap
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template
 from icr_app.core.tasks import Example, Task, split
 from icr_app.methods.base import Answering, BuildContext, Method, Prediction
-from icr_app.methods.lora.train import AnswerSet, Curve, set_dropout, train_adapter
+from icr_app.methods.lora.artefact import LoraAdapter, LoraMeta, config_from_json, config_json
+from icr_app.methods.lora.train import AnswerSet, set_dropout, train_adapter
+from icr_app.methods.state import StatefulMethod, answering_json
 
 
 @dataclass(frozen=True)
@@ -68,47 +68,6 @@ class LoraSettings:
     val_fraction: float = field(default=0.2, metadata={"help": "share of those kept to validate (early stopping)"})
     eval_every: int = field(default=10, metadata={"help": "validate every this many steps"})
     patience: int = field(default=3, metadata={"help": "stop after this many validations without improvement"})
-
-
-@dataclass
-class LoraMeta:
-    """How the adapter was trained and how it answers (stored in the artefact beside the peft config)."""
-
-    task: str
-    answers: dict[str, Any]  # the `Answering` it was trained for, as JSON (kind, labels, template, length)
-    curve: Curve
-    n_fit: int
-    n_val: int
-    build_s: float
-    seed: int = 0
-    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LoraMeta:
-        return cls(**{**data, "curve": Curve(**data["curve"])})
-
-    def answering(self) -> Answering:
-        a = self.answers
-        return Answering(a["kind"], tuple(a["labels"]), Template(**a["template"]), a["max_new_tokens"])
-
-
-@dataclass
-class LoraAdapter:
-    """The adapter tensors (peft's LoRA A/B state dict, fp32 on CPU), its peft config as JSON, and the model."""
-
-    tensors: dict[str, torch.Tensor]
-    peft: dict[str, Any]
-    meta: LoraMeta
-    fingerprint: str
-
-    @property
-    def n_parameters(self) -> int:
-        return sum(t.numel() for t in self.tensors.values())
-
-    def check_model(self, lm: LoadedModel) -> None:
-        if self.fingerprint != lm.fingerprint:
-            raise ArtefactModelError(f"this LoRA adapter was trained on model {self.fingerprint}, but the loaded "
-                                     f"model is {lm.fingerprint}; train it again for this model")
 
 
 def private_copy(lm: LoadedModel) -> PreTrainedModel:
@@ -133,35 +92,6 @@ def with_adapter(lm: LoadedModel, config: LoraConfig, seed: int = 0) -> tuple[Lo
         peft_model = get_peft_model(private.model, config)
     set_dropout(peft_model, False)
     return private, peft_model
-
-
-def config_json(config: LoraConfig) -> dict[str, Any]:
-    return {k: sorted(v) if isinstance(v, set) else v for k, v in config.to_dict().items()}
-
-
-# Written by peft for information; every other field of a stored config must be one that `peft_config` sets (of
-# its type) or peft's default, so a file cannot switch on a feature (DoRA, LoftQ, layer replication, ...) that
-# ICL Lab never tests.
-_INFO_FIELDS = {"peft_version", "base_model_name_or_path", "revision", "inference_mode", "task_type", "auto_mapping"}
-_SET_FIELDS: dict[str, type | tuple[type, ...]] = {"r": int, "lora_alpha": (int, float), "lora_dropout": (int, float),
-                                                  "target_modules": list, "fan_in_fan_out": bool}
-
-
-def config_from_json(stored: dict[str, Any]) -> LoraConfig:
-    """The LoraConfig a stored one describes; ArtefactError for anything `peft_config` would not have written."""
-    wrong = [k for k, kind in _SET_FIELDS.items() if not isinstance(stored.get(k), kind)]
-    if wrong or not all(isinstance(t, str) for t in stored["target_modules"]):
-        raise ArtefactError(f"unusable LoRA config: {', '.join(wrong) or 'target_modules'} missing or mistyped")
-    try:
-        config = LoraConfig(**{k: stored[k] for k in _SET_FIELDS})
-    except (TypeError, ValueError) as err:
-        raise ArtefactError(f"unusable LoRA config: {err}") from None
-    expected = config_json(config)
-    odd = sorted(k for k in stored.keys() | expected.keys()
-                 if k not in _INFO_FIELDS and stored.get(k) != expected.get(k))
-    if odd:
-        raise ArtefactError(f"LoRA config with settings ICL Lab does not use: {', '.join(odd)}")
-    return config
 
 
 def merged_model(lm: LoadedModel, adapter: LoraAdapter) -> LoadedModel:
@@ -205,29 +135,27 @@ def build_lora(lm: LoadedModel, train: Task, answering: Answering | None = None,
     curve = train_adapter(peft_model, AnswerSet(private, zero_shot, fit), AnswerSet(private, zero_shot, val), s, seed,
                           progress)
     tensors = {k: v.detach().float().cpu().clone() for k, v in get_peft_model_state_dict(peft_model).items()}
-    meta = LoraMeta(task=train.name, answers={**asdict(answering), "labels": list(answering.labels)}, curve=curve,
-                    n_fit=len(fit), n_val=len(val), build_s=time.perf_counter() - t0, seed=seed)
+    meta = LoraMeta(task=train.name, **answering_json(answering), curve=curve, n_fit=len(fit), n_val=len(val),
+                    build_s=time.perf_counter() - t0, seed=seed)
     # peft records where the weights came from (a local cache path here): name the model instead
     peft = config_json(peft_model.peft_config["default"]) | {"base_model_name_or_path": lm.name}
     return LoraAdapter(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint)
 
 
-class LoraMethod(Method):
+class LoraMethod(StatefulMethod):
     """Zero-shot prompts answered by a private copy of the model with the trained update merged in.
 
-    `lm` stays the shared model the adapter belongs to (what the app and the artefacts check); `tuned` is a plain
-    zero-shot `Method` over the private merged model, and answering is its `predict`.
+    `lm` stays the shared model the adapter (`state`) belongs to (what the app and the artefacts check); `tuned`
+    is a plain zero-shot `Method` over the private merged model, and answering is its `predict`.
     """
 
     name = "lora"
+    STATE = LoraAdapter
+    state: LoraAdapter
 
     def __init__(self, lm: LoadedModel, adapter: LoraAdapter) -> None:
-        answering = adapter.meta.answering()
-        super().__init__(lm, answering)
-        self.adapter = adapter
-        self.tuned = Method(merged_model(lm, adapter), answering)
-        self.stored_parameters = self.trainable_parameters = adapter.n_parameters
-        self.build_s = adapter.meta.build_s
+        super().__init__(lm, adapter)
+        self.tuned = Method(merged_model(lm, adapter), self.answering)
 
     def predict(self, queries: list[str], batch_size: int = 16, progress: Progress = no_progress,
                 ) -> list[Prediction]:

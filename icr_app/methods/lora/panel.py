@@ -6,12 +6,13 @@ from __future__ import annotations
 import gradio as gr
 
 from icr_app.app.answers import Page
+from icr_app.app.built_tab import built_method, download_file, state_file
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.core.tasks import Task
 from icr_app.methods.base import Answering
-from icr_app.methods.lora.artefact import load_method, save_lora
 from icr_app.methods.lora.method import LoraAdapter, LoraMethod, LoraSettings, build_lora
 from icr_app.methods.lora.view import parameter_bars, training_curve
+from icr_app.methods.site.method import SiteMethod
 
 EXPLAIN = ("**Explicit fine-tuning, not in-context learning.** LoRA changes the model's weights: it trains a "
            "low-rank update ΔW = (α/r)·B·A of each attention projection on the task's examples (the loss is the "
@@ -34,12 +35,12 @@ def summary(adapter: LoraAdapter) -> str:
 def build_tab(ctx: AppContext, page: Page) -> None:
     def show(built: dict, request: gr.Request):
         """Redraw from the visitor's built LoRA (whichever button built it), for the app's current model."""
-        method = built.get("lora")
-        if not isinstance(method, LoraMethod) or method.lm is not ctx.lm:
+        method = built_method(ctx, built, LoraMethod)
+        if method is None:
             return None, None, NOT_BUILT, None
-        adapter, site = method.adapter, built.get("site")
-        path = save_lora(adapter, ctx.session_dir(request) / f"lora-{adapter.meta.task.replace('/', '_')}.safetensors")
-        site_params = site.trainable_parameters if site is not None and site.lm is ctx.lm else None
+        adapter, site = method.state, built_method(ctx, built, SiteMethod)
+        path = state_file(method, ctx.session_dir(request))
+        site_params = None if site is None else site.trainable_parameters
         return training_curve(adapter), parameter_bars(adapter.n_parameters, site_params), summary(adapter), str(path)
 
     def keep(built: dict, method: LoraMethod, request: gr.Request):
@@ -56,7 +57,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     def upload(built: dict, path: str | None, request: gr.Request):
         if not path:
             raise gr.Error("no file uploaded")
-        return keep(built, load_method(path, ctx.lm), request)
+        return keep(built, LoraMethod.load(path, ctx.lm), request)
 
     with gr.Tab("LoRA (explicit fine-tuning)"):
         gr.Markdown(EXPLAIN)
@@ -69,7 +70,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
             curve = gr.Plot(label="training loss and validation accuracy")
             params = gr.Plot(label="trained parameters, LoRA and SITE")
         with gr.Row():
-            download = gr.File(label="download this LoRA adapter (safetensors)", interactive=False)
+            download = download_file(LoraMethod)
             upload_file = gr.File(label="load a LoRA adapter (.safetensors)", file_types=[".safetensors"],
                                   type="filepath")
     outs = [curve, params, info, download]

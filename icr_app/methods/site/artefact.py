@@ -1,44 +1,46 @@
-"""A built SITE task as one artefact file (`core.artefacts`): tensors `t` and `theta`, `SiteMeta` as JSON."""
+"""A built SITE task and its artefact file (`methods.state`): tensors `t` and `theta`, `SiteMeta` as JSON."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
 
-from icr_app.core.artefacts import ArtefactError, load_artefact, save_artefact
-from icr_app.core.models import LoadedModel
-from icr_app.methods.site.method import SiteMeta, SiteMethod, SiteTask
+import torch
 
-KIND = "site-task"
+from icr_app.methods.state import BuiltMeta, BuiltState, tensor_field
 
 
-def save_site(site: SiteTask, path: str | Path) -> Path:
-    return save_artefact(path, KIND, {"t": site.t.float(), "theta": site.theta.float()}, site.meta.to_json(),
-                         site.fingerprint)
+@dataclass(kw_only=True)
+class SiteMeta(BuiltMeta):
+    """How a SITE task was built (stored in the artefact beside `BuiltMeta`'s answering fields)."""
+
+    n_prompts: int
+    n_demos: int
+    steps: int
+    best_step: int
+    train_loss: float
+    val_loss: float
+    val_accuracy: float
+    objective: str = "first-token"
 
 
-def load_site(path: str | Path, lm: LoadedModel | None = None) -> SiteTask:
-    """Read and verify a SITE file; with `lm`, also refuse one built for another model (`ArtefactModelError`)."""
-    art = load_artefact(path, KIND, None if lm is None else lm.fingerprint)
-    name = Path(path).name
-    try:
-        meta = SiteMeta(**art.meta)
-        t, theta = art.tensors["t"], art.tensors["theta"]
-    except (KeyError, TypeError) as err:
-        raise ArtefactError(f"{name}: incomplete SITE file: {err}") from None
-    if theta.ndim != 2 or t.ndim != 3 or t.shape[:2] != theta.shape:
-        raise ArtefactError(f"{name}: inconsistent shapes t {tuple(t.shape)} and theta {tuple(theta.shape)}")
-    site = SiteTask(t=t, theta=theta, meta=meta, fingerprint=art.fingerprint)
-    if lm is not None:
-        site.check_model(lm)
-    return site
+@dataclass
+class SiteTask(BuiltState):
+    """Task embeddings `t` (L, H, d_h) and head-selection logits `theta` (L, H), both fp32 on CPU."""
+
+    KIND = "site-task"
+    TITLE = "SITE task"
+    META = SiteMeta
+
+    t: torch.Tensor = tensor_field("layers", "heads", "head_dim")
+    theta: torch.Tensor = tensor_field("layers", "heads", trained=True)
+    meta: SiteMeta
+    fingerprint: str
+
+    @property
+    def alpha(self) -> torch.Tensor:
+        return torch.sigmoid(self.theta)
 
 
-def save_method(method: SiteMethod, path: str | Path) -> Path:
-    return save_site(method.site, path)
-
-
-def load_method(path: str | Path, lm: LoadedModel) -> SiteMethod:
-    site = load_site(path, lm)
-    method = SiteMethod(lm, site)
-    method.build_s = site.meta.build_s
-    return method
+# The names `site build`, bench/latency.py and the tests read and write SITE files by.
+save_site = SiteTask.save
+load_site = SiteTask.load

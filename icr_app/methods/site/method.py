@@ -3,29 +3,28 @@
 Stage 1 averages each head's last-token output over M few-shot prompts (the task embedding `t`);
 stage 2 (`train`) learns per-head weights α = sigmoid(θ) that mix `t` into zero-shot prompts;
 stage 3 (`SiteMethod`) injects once at the last prompt token, so answering costs about a zero-shot
-pass. A built task is a `SiteTask`; `artefact` saves and loads it.
+pass. A built task is a `SiteTask` (`artefact`: what it holds, and its file).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Any
+from dataclasses import dataclass, field
 
 import torch
 
-from icr_app.core.artefacts import ArtefactModelError
 from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, answer_text, sample_icl_prompts
+from icr_app.core.prompts import answer_text, sample_icl_prompts
 from icr_app.core.scoring import Intervention, LabelError, no_intervention
-from icr_app.core.tasks import Example, Task, TaskKind
+from icr_app.core.tasks import Example, Task
 from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods.site.artefact import SiteMeta, SiteTask
 from icr_app.methods.site.inject import inject
 from icr_app.methods.site.train import Examples, Objective, PrefixPool, Scorer, train_theta
+from icr_app.methods.state import StatefulMethod, answering_json
 
 
 @dataclass(frozen=True)
@@ -53,57 +52,6 @@ class SiteConfig:
     def paper(cls) -> SiteConfig:
         return cls(n_prompts=50, n_demos=10, steps=400, batch_size=1, eval_every=20, patience=5,
                    objective="first-token")
-
-
-@dataclass
-class SiteMeta:
-    """Everything needed to reuse a SITE task without its training data (stored in the artefact)."""
-
-    task: str
-    kind: TaskKind
-    template: dict[str, str]
-    labels: list[str]  # classification labels; empty for open tasks
-    max_new_tokens: int
-    n_prompts: int
-    n_demos: int
-    steps: int
-    best_step: int
-    train_loss: float
-    val_loss: float
-    val_accuracy: float
-    build_s: float
-    seed: int = 0
-    objective: str = "first-token"
-    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def answering(self) -> Answering:
-        return Answering(self.kind, tuple(self.labels), Template(**self.template), self.max_new_tokens)
-
-
-@dataclass
-class SiteTask:
-    """Task embeddings `t` (L, H, d_h) and head-selection logits `theta` (L, H), both fp32 on CPU."""
-
-    t: torch.Tensor
-    theta: torch.Tensor
-    meta: SiteMeta
-    fingerprint: str
-
-    @property
-    def alpha(self) -> torch.Tensor:
-        return torch.sigmoid(self.theta)
-
-    def check_model(self, lm: LoadedModel) -> None:
-        """Embeddings only make sense in the model that produced them: same fingerprint, same head shapes."""
-        if self.fingerprint != lm.fingerprint or tuple(self.t.shape) != (lm.n_layers, lm.n_heads, lm.head_dim):
-            raise ArtefactModelError(
-                f"this SITE task was built for model {self.fingerprint} (embeddings {tuple(self.t.shape)}), "
-                f"but the loaded model is {lm.fingerprint} ({lm.n_layers}, {lm.n_heads}, {lm.head_dim}); "
-                "rebuild it for this model"
-            )
 
 
 def task_embeddings(lm: LoadedModel, prompts: list[str], batch_size: int = 8,
@@ -155,33 +103,29 @@ def build_site(lm: LoadedModel, train: Task, answering: Answering | None = None,
         progress=progress,
     )
     meta = SiteMeta(
-        task=train.name, kind=answering.kind,
-        template={"query": answering.template.query, "sep": answering.template.sep},
-        labels=list(answering.labels), max_new_tokens=answering.max_new_tokens,
-        n_prompts=cfg.n_prompts, n_demos=cfg.n_demos, steps=stats.steps, best_step=stats.best_step,
-        train_loss=stats.train_loss, val_loss=stats.val_loss, val_accuracy=stats.val_accuracy,
-        build_s=time.perf_counter() - t0, seed=seed, objective=cfg.objective,
+        task=train.name, **answering_json(answering), n_prompts=cfg.n_prompts, n_demos=cfg.n_demos,
+        steps=stats.steps, best_step=stats.best_step, train_loss=stats.train_loss, val_loss=stats.val_loss,
+        val_accuracy=stats.val_accuracy, build_s=time.perf_counter() - t0, seed=seed, objective=cfg.objective,
     )
     return SiteTask(t=t, theta=theta, meta=meta, fingerprint=lm.fingerprint)
 
 
-class SiteMethod(Method):
+class SiteMethod(StatefulMethod):
     """Zero-shot prompts with the task embedding injected at the last token during prefill."""
 
     name = "site"
+    STATE = SiteTask
+    state: SiteTask
 
     def __init__(self, lm: LoadedModel, site: SiteTask, decode_inject: bool = False) -> None:
-        site.check_model(lm)
-        super().__init__(lm, site.meta.answering())
-        self.site, self.decode_inject = site, decode_inject
-        self.stored_parameters = site.t.numel() + site.theta.numel()
-        self.trainable_parameters = site.theta.numel()
+        super().__init__(lm, site)
+        self.decode_inject = decode_inject
 
     def intervention(self, queries: list[str]) -> Intervention:
-        return inject(self.lm, self.site.t, self.site.alpha)
+        return inject(self.lm, self.state.t, self.state.alpha)
 
     def decode_intervention(self, queries: list[str]) -> Intervention:
-        return inject(self.lm, self.site.t, self.site.alpha) if self.decode_inject else no_intervention()
+        return inject(self.lm, self.state.t, self.state.alpha) if self.decode_inject else no_intervention()
 
 
 def build(ctx: BuildContext, config: SiteConfig) -> SiteMethod:

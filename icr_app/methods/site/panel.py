@@ -7,12 +7,13 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from icr_app.app.answers import Page
+from icr_app.app.built_tab import built_method, download_file, state_file
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.core.tasks import Task
 from icr_app.methods.base import Answering
-from icr_app.methods.site.artefact import load_method, save_site
 from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteTask, build_site
 from icr_app.methods.site.view import GUIDE, alpha_heatmap
+from icr_app.views.note import note_figure
 
 EXPLAIN = ("SITE averages each attention head's output at the last token over many few-shot prompts (the task "
            "embedding), then learns a weight α per head: how much of the embedding replaces the head's zero-shot "
@@ -28,34 +29,29 @@ def summary(site: SiteTask) -> str:
 
 
 def _empty() -> go.Figure:
-    fig = go.Figure()
-    fig.add_annotation(text="SITE is not built for this task yet", showarrow=False)
-    fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=200)
-    return fig
+    return note_figure("SITE is not built for this task yet")
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
     def shown(built: dict, request: gr.Request):
-        method = built.get("site")
-        if not isinstance(method, SiteMethod) or method.lm is not ctx.lm:
+        method = built_method(ctx, built, SiteMethod)
+        if method is None:
             return _empty(), NOT_BUILT, None
-        path = ctx.session_dir(request) / f"site-{method.site.meta.task.replace('/', '_')}.safetensors"
-        return alpha_heatmap(method.site), summary(method.site), str(save_site(method.site, path))
+        path = state_file(method, ctx.session_dir(request))
+        return alpha_heatmap(method.state), summary(method.state), str(path)
 
     def build(task: Task, built: dict, steps: int, seed: int, request: gr.Request,
               progress: gr.Progress = gr.Progress()):  # noqa: B008
         lm = ctx.lm
         step = ctx.progress(progress, request, "site", "building SITE")
         site = build_site(lm, task, Answering.of(lm, task), SiteConfig(steps=int(steps)), int(seed), step)
-        method = SiteMethod(lm, site)
-        method.build_s = site.meta.build_s
-        built = {**built, "site": method}
+        built = {**built, "site": SiteMethod(lm, site)}
         return built, *shown(built, request)
 
     def upload(built: dict, path: str | None, request: gr.Request):
         if not path:
             raise gr.Error("no file uploaded")
-        built = {**built, "site": load_method(path, ctx.lm)}
+        built = {**built, "site": SiteMethod.load(path, ctx.lm)}
         return built, *shown(built, request)
 
     with gr.Tab("SITE head map"):
@@ -67,7 +63,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         info = gr.Markdown(NOT_BUILT)
         head_map = gr.Plot(_empty(), label="α per layer and head")
         with gr.Row():
-            download = gr.File(label="download this SITE task (safetensors)", interactive=False)
+            download = download_file(SiteMethod)
             upload_file = gr.File(label="load a SITE task (.safetensors)", file_types=[".safetensors"],
                                   type="filepath")
     outs = [head_map, info, download]

@@ -10,9 +10,11 @@ Two objectives (`Objective`):
 - "first-token" (the paper's): cross-entropy of the first answer token, over the labels' first tokens for a
   classification task. It cannot tell apart labels that share a first token, and it teaches nothing after the
   first token of a multi-token answer.
-- "answer": the log-likelihood of the whole answer. For a classification task, a cross-entropy over the labels
-  of each label's full scored sequence (its tokens and the end-of-answer token), exactly what evaluation
-  scores; for an open task, the negative log-likelihood of the gold answer's tokens.
+- "answer": the log-likelihood of the whole answer, as evaluation scores it. For a classification task, a
+  cross-entropy over the labels of what `core.scoring` compares: the first tokens when they are all distinct
+  (the same loss as "first-token", at its cost), each label's full scored sequence (its tokens and the
+  end-of-answer token) when some share a first token; for an open task, the negative log-likelihood of the
+  gold answer's tokens.
 """
 
 from __future__ import annotations
@@ -132,10 +134,15 @@ class Scorer:
     candidates: torch.Tensor | None  # (C,) the labels' first tokens, None for open tasks
     label_seqs: list[tuple[int, ...]] | None  # each label's scored sequence, None for open tasks
 
+    @property
+    def first_tokens_decide(self) -> bool:
+        """Evaluation compares the labels by their first tokens alone when those are all distinct."""
+        return self.candidates is not None and len(set(self.candidates.tolist())) == len(self.candidates)
+
     def loss(self, ex: Examples, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean loss over `rows` and, per row, whether the answer was right (first token, label, or every
         answer token under teacher forcing)."""
-        if self.objective == "first-token":
+        if self.objective == "first-token" or self.first_tokens_decide:
             logits = ex.pool.last_logits(rows)
             if self.candidates is not None:
                 logits = logits[:, self.candidates]
