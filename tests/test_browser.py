@@ -141,6 +141,33 @@ def test_any_chosen_methods_answer_side_by_side(page, tmp_path):
     page.screenshot(path=str(tmp_path / "all-methods.png"), full_page=True)
 
 
+METHOD_TABS = {"Task vector": ("task-vector", "task vector"), "Function vector": ("function-vector", "function vector"),
+               "I2CL coefficients": ("i2cl", "I2CL"), "ICV strength": ("icv", "ICV")}
+
+
+@pytest.mark.parametrize("tab", list(METHOD_TABS))
+def test_prebuilt_method_tabs(page, lm, tab, tmp_path):
+    """A stateful method's tab shows the prebuilt method's figure at once and offers its artefact, which loads
+    back on the same model as the method it names."""
+    name, title = METHOD_TABS[tab]
+    open_tab(page, tab)
+    assert all(plots_have_data(page))
+    path = save(page, f"download this {title} (safetensors)", tmp_path)
+    assert path.name.startswith(f"{name}-sentiment")
+    assert REGISTRY[name].load(path, lm).state.meta.task == "sentiment"
+    page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
+
+
+def test_lora_tab(page, tmp_path):
+    """LoRA is not shipped prebuilt: its tab fine-tunes on the task, then draws the training curve."""
+    page.get_by_role("tab", name="LoRA (explicit fine-tuning)", exact=True).click()
+    set_number(page, "at most this many training steps", 10)
+    page.get_by_role("button", name="Fine-tune LoRA").click()
+    page.wait_for_function(f"({PLOTS_WITH_DATA})().filter(x => x).length >= 2", timeout=TIMEOUT)
+    assert all(plots_have_data(page))
+    page.screenshot(path=str(tmp_path / "lora.png"), full_page=True)
+
+
 def test_tour(page, tmp_path):
     open_tab(page, "Tour")
     assert all(plots_have_data(page))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tiny import tiny_lm
+from tiny import family_lm, tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
@@ -324,6 +324,25 @@ def test_the_whole_answer_objective_is_the_first_token_one_where_first_tokens_de
         full = float(shared.loss(examples, torch.arange(8))[0])
     assert scorers[0].first_tokens_decide and not shared.first_tokens_decide
     assert answer == first_token and abs(full - answer) > 1e-4
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma3"])
+def test_the_label_trie_pass_equals_one_row_per_label(family):
+    """Labels sharing prefixes ("new york" / "new jersey", "boston" / "boston red sox") scored through their
+    prefix trie in one pass per row give the same log-likelihoods, with the injection, as running each label
+    on its own copy of the row; Gemma-3's sliding window takes the per-label path when the trie would not fit."""
+    flm = family_lm(family)
+    topics = builtin_task("headline-topic")
+    task = make_task("renamed", [(e.input, RENAMED[e.output]) for e in topics.examples])
+    base = SiteMethod(flm, fake_site(flm, task, torch.zeros(flm.n_layers, flm.n_heads)))
+    examples = _examples(flm, base, list(task.examples[:6]))
+    seqs = tuple(base.label_set.scored_ids)
+    t = torch.randn(flm.n_layers, flm.n_heads, flm.head_dim)
+    rows = torch.tensor([0, 3, 5])
+    with torch.no_grad(), flm.lock, inject(flm, t, torch.full((flm.n_layers, flm.n_heads), 0.7), position=0):
+        trie = examples.pool.label_logprobs(rows, seqs)
+        each, _ = examples.pool.sequence_logprobs(rows, [seqs] * len(rows))
+    torch.testing.assert_close(trie, each, atol=1e-4, rtol=1e-4)
 
 
 def test_sequence_logprobs_match_the_full_prompt_with_injection(lm):

@@ -21,8 +21,8 @@ to 0; during calibration only, each injected output gets multiplicative Gaussian
 Decisions:
 - Loss: cross-entropy of the first answer token over the labels' distinct first tokens for classification
   (how the project scores them), over the whole vocabulary for open tasks. The paper uses the whole
-  vocabulary for both (`loss="vocabulary"` keeps it). Measured on SmolLM2-135M (n_test 100, seed 0, default
-  build): see `CALIBRATION_LOSS` below for the numbers that decided it.
+  vocabulary for both (`loss="vocabulary"` keeps it). The labels' loss is what evaluation compares; the two
+  were not compared by measurement.
 - Epochs: the reference runs 100 epochs of ⌊N/2⌋ steps of 2 prompts (500 steps for 10 demonstrations), about
   3.5 minutes on 2 CPU cores for SmolLM2 (a step of forward and backward through every layer costs ≈0.4 s at
   batch 2 and ≈0.5 s at batch 4). We take batches of 4 and 12 epochs: 24 steps on a 10-example sentiment

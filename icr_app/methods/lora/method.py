@@ -18,10 +18,11 @@ other jobs; BENCHMARKS.md has the tables):
   MLP, 5.3× the parameters): sentiment 1.000 vs 0.921 (n 38), antonym 0.41 vs 0.46; no consistent gain for
   +387 MB per built adapter and a 15-25 % slower build, so all-linear is a flag (`--lora-targets all-linear`).
 - rank 8, alpha 16, LoRA dropout 0.05 (the base model stays in eval mode, its own dropout off), AdamW with a
-  constant lr and no weight decay (early stopping picks the step, so there is no schedule to tune). LR_NOTE
+  constant lr 5e-4 and no weight decay (early stopping picks the step, so there is no schedule to tune); other
+  learning rates were not measured.
 - budget: 40 steps of 4 examples on at most 80 examples (64 fit, 16 validate, every 10 steps). A step on the
   full model costs 1.5 CPU-s for 4 sentiment-length examples (forward and backward through all 30 layers, for
-  the q/v of every layer), so sentiment builds in 54 s on one contended thread (58 CPU-s; BUILD_NOTE).
+  the q/v of every layer), so sentiment builds in 54 s on one contended thread (the whole eval run: 72 CPU-s).
 - the loss is the cross-entropy of the answer tokens `" y"` only, tokenised as the scorer does; early stopping
   on the held-out loss of a validation part of the train split keeps the best adapter (the untrained one, B = 0,
   which is zero-shot exactly, when training never helps).

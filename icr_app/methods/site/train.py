@@ -29,7 +29,7 @@ from transformers import DynamicCache
 
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.scoring import pad_left
+from icr_app.core.scoring import label_trie, pad_left
 from icr_app.methods.site.inject import inject
 
 Objective = Literal["answer", "first-token"]
@@ -77,15 +77,54 @@ class PrefixPool:
     def __len__(self) -> int:
         return len(self.last)
 
-    def _run(self, rows: torch.Tensor, steps: torch.Tensor, step_mask: torch.Tensor) -> torch.Tensor:
-        """Logits (R, S, V) of `steps` (R, S) after the cached prefixes of `rows` (R,), which may repeat."""
+    def _run(self, rows: torch.Tensor, steps: torch.Tensor, step_mask: torch.Tensor,
+             offsets: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (R, S, V) of `steps` (R, S) after the cached prefixes of `rows` (R,), which may repeat.
+
+        `step_mask` is (R, S), which steps are real (each sees the prefix and the real steps before it), or
+        (S, S), which steps each step sees (a tree of continuations); `offsets` (S,) are the steps' positions
+        after the prompt's last prefix token (default 0, 1, 2, ...)."""
         m = int(self.prefix_len[rows].max())
         data = [(k[rows, :, -m:], v[rows, :, -m:]) for k, v in zip(self.keys, self.values)] if m > 0 else None
         cache = DynamicCache(ddp_cache_data=data, config=self.lm.model.config)
-        mask = torch.cat([self.mask[rows, self.mask.shape[1] - m:], step_mask], 1)
-        pos = self.prefix_len[rows, None] + torch.arange(steps.shape[1], device=steps.device)[None, :]
+        prefix = self.mask[rows, self.mask.shape[1] - m:]
+        if offsets is None:
+            offsets = torch.arange(steps.shape[1], device=steps.device)
+            mask = torch.cat([prefix, step_mask], 1)
+        else:  # given whole as a 4D additive mask, which transformers uses as it is
+            r, s = steps.shape
+            seen = torch.cat([prefix.bool()[:, None, None, :].expand(r, 1, s, m),
+                              step_mask[None, None].expand(r, 1, s, s)], -1)
+            dtype = self.lm.model.dtype
+            mask = torch.zeros(seen.shape, dtype=dtype, device=steps.device).masked_fill(~seen, torch.finfo(dtype).min)
+        pos = self.prefix_len[rows, None] + offsets[None, :]
         return self.lm.model(input_ids=steps, attention_mask=mask, position_ids=pos, cache=cache,
                              use_cache=True).logits.float()
+
+    def label_logprobs(self, rows: torch.Tensor, seqs: tuple[tuple[int, ...], ...]) -> torch.Tensor:
+        """Σ log p(label sequence | prompt) (R, K) for the same K label sequences after every row: the last
+        prompt token and the labels' prefix trie (`core.scoring.label_trie`) run once per row, so labels that
+        share a prefix share its tokens and no row is repeated per label. A sliding-window layer keeps only
+        its last window − 1 keys, which a tree mask cannot address, so when prompt and trie do not fit in
+        every window each label runs on its own copy of the row (`sequence_logprobs`)."""
+        trie = label_trie(seqs)
+        width = int(self.prefix_len[rows].max()) + 1 + len(trie.tokens)
+        windows = [self.lm.adapter.sliding_window(layer) for layer in range(self.lm.n_layers)]
+        if any(w is not None and width >= w - 1 for w in windows):
+            return self.sequence_logprobs(rows, [seqs] * len(rows))[0]
+        dev, n = self.last.device, len(trie.tokens)
+        steps = torch.cat([self.last[rows, None], torch.tensor(trie.tokens, dtype=torch.long, device=dev)
+                           [None].expand(len(rows), n)], 1)
+        sees = torch.eye(n + 1, dtype=torch.bool, device=dev)
+        sees[1:, 0] = True  # every trie node follows the last prompt token
+        sees[1:, 1:] = trie.visible.to(dev)
+        offsets = torch.tensor([0, *(d + 1 for d in trie.depth)], device=dev)
+        logits = self._run(rows, steps, sees, offsets)  # (R, 1 + N, V)
+        first = torch.tensor([t[0] for t in seqs], device=dev)
+        score = torch.log_softmax(logits[:, 0], -1)[:, first]
+        node, tok = trie.step_node.to(dev) + 1, trie.step_token.to(dev)
+        lp = logits[:, node, tok] - torch.logsumexp(logits[:, node], -1)
+        return score.index_add(1, trie.step_label.to(dev), lp)
 
     def last_logits(self, rows: torch.Tensor) -> torch.Tensor:
         """Next-token logits (B, V) after the full prompts of `rows`, computed from their cached prefixes."""
@@ -149,7 +188,7 @@ class Scorer:
             target = ex.first[rows]
             return F.cross_entropy(logits, target), logits.argmax(-1) == target
         if self.label_seqs is not None:
-            scores, _ = ex.pool.sequence_logprobs(rows, [self.label_seqs] * len(rows))
+            scores = ex.pool.label_logprobs(rows, tuple(self.label_seqs))
             target = ex.gold[rows]
             return F.cross_entropy(scores, target), scores.argmax(-1) == target
         logp, greedy = ex.pool.sequence_logprobs(rows, [[ex.answers[int(r)]] for r in rows])
