@@ -57,10 +57,17 @@ def _cell(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
-def tables(out: Path, names: list[str]) -> str:
+def tables(out: Path, names: list[str], also: list[Path] = ()) -> str:
     """Per task: accuracy (first-token accuracy) of every method; then per method its means, latency ratio to
-    zero-shot, build seconds and stored parameters (medians over tasks), and how many tasks it failed."""
+    zero-shot (within each method's own run), build seconds and stored parameters (medians over tasks), and how
+    many tasks it failed. `also`: other output folders whose methods join the same tasks' rows."""
     reports = [json.loads((out / f"{n}.json").read_text()) for n in names if (out / f"{n}.json").exists()]
+    for extra in also:  # other runs' methods on the same tasks (same split and seed), joined per task
+        for rep in reports:
+            path = extra / f"{rep['task']}.json"
+            if path.exists():
+                for m, res in json.loads(path.read_text())["methods"].items():
+                    rep["methods"].setdefault(m, res)
     if not reports:
         return "no results yet"
     methods = list(dict.fromkeys(m for r in reports for m in r["methods"]))
@@ -106,6 +113,8 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=0,
                    help="torch threads per task (default: the cores shared among the workers)")
     p.add_argument("--table-only", action="store_true")
+    p.add_argument("--join", type=Path, action="append", default=[],
+                   help="another run's output folder: its methods join the table's rows for the same tasks")
     args = p.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     files = task_files(args.tasks)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -113,7 +122,7 @@ def main() -> None:
         threads = args.threads or max(1, (os.cpu_count() or 1) // args.workers)
         with ThreadPoolExecutor(args.workers) as pool:
             list(pool.map(lambda kv: run_task(*kv, args.out, args.methods, extra, threads), files.items()))
-    print(tables(args.out, list(files)))
+    print(tables(args.out, list(files), args.join))
 
 
 if __name__ == "__main__":

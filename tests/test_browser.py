@@ -184,7 +184,8 @@ def test_site_tab(page, lm, tmp_path):
     assert shipped.meta.steps <= SMALL["site"].steps  # the prebuilt task, built with the small config
     set_number(page, "training steps", 20)
     page.get_by_role("button", name="Build SITE").click()
-    page.get_by_text("32 prompts × 8 demos").first.wait_for(timeout=TIMEOUT)  # SiteConfig's defaults, not SMALL's
+    default = SiteConfig()  # the Build button uses the defaults, not SMALL's
+    page.get_by_text(f"{default.n_prompts} prompts × {default.n_demos} demos").first.wait_for(timeout=TIMEOUT)
     site = load_site(save(page, "download this SITE task (safetensors)", tmp_path), lm)
     assert site.meta.task == "sentiment" and site.alpha.shape == (lm.n_layers, lm.n_heads)
     assert site.meta.n_prompts == SiteConfig().n_prompts
