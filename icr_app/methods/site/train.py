@@ -229,7 +229,7 @@ def train_theta(
         with torch.no_grad(), lm.lock, inject(lm, t, torch.sigmoid(theta), position=0):
             rows = torch.arange(len(val.pool), device=lm.device)
             losses, hits = [], []
-            for chunk in rows.split(max(batch_size, 32)):
+            for chunk in rows.split(batch_size):  # a training batch's memory: many labels mean wide logits
                 loss, hit = scorer.loss(val, chunk)
                 losses.append(loss * len(chunk))
                 hits.append(hit)
