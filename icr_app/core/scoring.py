@@ -187,6 +187,13 @@ def label_trie(sequences: tuple[tuple[int, ...], ...]) -> LabelTrie:
     return LabelTrie(tuple(tokens), tuple(depth), visible, lab, node, tok)
 
 
+def fits_every_window(lm: LoadedModel, width: int) -> bool:
+    """Whether `width` positions stay inside every sliding-window layer's cache (which keeps window − 1 keys),
+    so a whole 4D mask over them addresses every key."""
+    windows = [lm.adapter.sliding_window(layer) for layer in range(lm.n_layers)]
+    return all(w is None or width < w - 1 for w in windows)
+
+
 def continuation_logprobs(
     lm: LoadedModel, enc: Encoded, first_logits: torch.Tensor, cache: DynamicCache, ls: LabelSet
 ) -> torch.Tensor:
@@ -204,8 +211,7 @@ def continuation_logprobs(
     if not trie.tokens:
         return score
     width = enc.input_ids.shape[1] + len(trie.tokens)
-    windows = [lm.adapter.sliding_window(layer) for layer in range(lm.n_layers)]
-    if any(w is not None and width >= w - 1 for w in windows):
+    if not fits_every_window(lm, width):
         return score + _per_label_logprobs(lm, enc, cache, ls)
     dev, b, n = logp0.device, score.shape[0], len(trie.tokens)
     inputs = torch.tensor(trie.tokens, device=dev)[None].expand(b, n)

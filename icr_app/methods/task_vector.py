@@ -43,7 +43,7 @@ from icr_app.core.capture import blocks, last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import sample_icl_prompts
-from icr_app.core.scoring import Intervention, first_token_id, pad_left, prefill
+from icr_app.core.scoring import Intervention, first_token_id, fits_every_window, pad_left, prefill
 from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.methods.base import Answering, BuildContext, Method
@@ -75,11 +75,6 @@ def _score(logits: torch.Tensor, gold: torch.Tensor, candidates: torch.Tensor | 
     gold = gold[:, None, None].expand(*logits.shape[:2], 1)
     gold_logit = logits.gather(-1, gold)[..., 0]
     return (gold_logit - torch.logsumexp(logits, -1)).exp(), logits.argmax(-1) == gold[..., 0]
-
-
-def _fits_every_window(lm: LoadedModel, width: int) -> bool:
-    windows = [lm.adapter.sliding_window(layer) for layer in range(lm.n_layers)]
-    return all(w is None or width < w - 1 for w in windows)
 
 
 @torch.no_grad()
@@ -122,7 +117,7 @@ def last_token_variants(lm: LoadedModel, prompts: list[str], gold: torch.Tensor,
         enc = pad_left(lm, [x[:-1] for x in batch])
         last = torch.tensor([x[-1] for x in batch], device=lm.device)
         with lm.lock:
-            if _fits_every_window(lm, enc.input_ids.shape[1] + min(chunk, n_variants)):
+            if fits_every_window(lm, enc.input_ids.shape[1] + min(chunk, n_variants)):
                 cache = DynamicCache(config=lm.model.config)
                 prefill(lm, enc, cache)
                 pool = None

@@ -29,7 +29,7 @@ from transformers import DynamicCache
 
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.scoring import label_trie, pad_left
+from icr_app.core.scoring import fits_every_window, label_trie, pad_left
 from icr_app.methods.site.inject import inject
 
 Objective = Literal["answer", "first-token"]
@@ -109,8 +109,7 @@ class PrefixPool:
         every window each label runs on its own copy of the row (`sequence_logprobs`)."""
         trie = label_trie(seqs)
         width = int(self.prefix_len[rows].max()) + 1 + len(trie.tokens)
-        windows = [self.lm.adapter.sliding_window(layer) for layer in range(self.lm.n_layers)]
-        if any(w is not None and width >= w - 1 for w in windows):
+        if not fits_every_window(self.lm, width):
             return self.sequence_logprobs(rows, [seqs] * len(rows))[0]
         dev, n = self.last.device, len(trie.tokens)
         steps = torch.cat([self.last[rows, None], torch.tensor(trie.tokens, dtype=torch.long, device=dev)
