@@ -82,6 +82,25 @@ def test_adapter_finds_every_part(flm):
     assert no_hooks(flm)
 
 
+def test_adapter_logits_are_the_models_own(flm):
+    """The body's hidden states through `Adapter.logits` give the model's logits, Gemma-3's final soft-cap included
+    (its real configs leave it off, so the test switches it on)."""
+    enc = encode(flm, ["Input: a good day\nOutput:", "Input: no\nOutput:"])
+    inputs = dict(input_ids=enc.input_ids, attention_mask=enc.attention_mask, position_ids=enc.position_ids)
+    cfg = flm.model.config
+    caps = [None, 0.5] if cfg.model_type == "gemma3_text" else [None]
+    try:
+        for cap in caps:
+            cfg.final_logit_softcapping = cap
+            with torch.no_grad():
+                want = flm.model(**inputs).logits
+                got = flm.adapter.logits(flm.adapter.body(**inputs).last_hidden_state)
+            torch.testing.assert_close(got, want, atol=1e-5, rtol=0)
+    finally:
+        if cfg.model_type == "gemma3_text":
+            cfg.final_logit_softcapping = None
+
+
 def _zero_site(lm, task) -> SiteTask:
     site = build_site(lm, task, config=TINY_SITE)
     site.theta = torch.full_like(site.theta, -torch.inf)  # α = sigmoid(-inf) = 0 exactly

@@ -10,7 +10,16 @@ from tokenizers import normalizers
 from transformers import DynamicCache
 
 from icr_app.core.prompts import answer_text
-from icr_app.core.scoring import LabelError, encode, generate, label_set, label_trie, prefill, score_labels
+from icr_app.core.scoring import (
+    LabelError,
+    encode,
+    generate,
+    label_set,
+    label_trie,
+    prefill,
+    score_labels,
+    token_logprobs,
+)
 from icr_app.core.trace import Trace
 
 PROMPTS = ["Input: a truly wonderful film\nOutput:", "Input: bad\nOutput:", "Input: so-so acting, fine music\nOutput:"]
@@ -50,6 +59,26 @@ def test_colliding_first_tokens_use_full_sequence(lm, labels, end):
     for row, prompt in zip(probs, PROMPTS):
         ref = torch.softmax(torch.tensor([_full_logprob(lm, prompt, lab, e) for lab, e in zip(labels, ends)]), -1)
         torch.testing.assert_close(row, ref, atol=1e-4, rtol=0)
+
+
+def test_token_logprobs_in_chunks_equal_the_full_log_softmax_and_its_gradient(lm):
+    """Chunked (and, under autograd, checkpointed) log-probs equal a log-softmax over all logits at once, in value,
+    greedy flag and gradient; per-row tokens too."""
+    hidden = torch.randn(3, 7, lm.model.config.hidden_size, requires_grad=True)
+    positions = torch.tensor([0, 2, 2, 5, 6, 1, 3, 4])
+    tokens = torch.randint(0, lm.model.config.vocab_size, (3, 8))
+    tokens[1, 3] = lm.adapter.logits(hidden[1, 5]).argmax()  # one greedy hit to find
+    lp, hit = token_logprobs(lm, hidden, positions, tokens, chunk=3)
+    full = torch.log_softmax(lm.adapter.logits(hidden), -1)[:, positions]
+    want = full.gather(-1, tokens[..., None])[..., 0]
+    torch.testing.assert_close(lp, want, atol=1e-5, rtol=0)
+    assert torch.equal(hit, full.argmax(-1) == tokens) and hit[1, 3]
+    weights = torch.randn(3, 8)
+    (grad,) = torch.autograd.grad((lp * weights).sum(), hidden)
+    (want_grad,) = torch.autograd.grad((want * weights).sum(), hidden)
+    torch.testing.assert_close(grad, want_grad, atol=1e-5, rtol=0)
+    same, _ = token_logprobs(lm, hidden.detach(), positions, tokens[0], chunk=16)  # one row of tokens for all
+    torch.testing.assert_close(same[0], lp[0].detach(), atol=1e-5, rtol=0)
 
 
 def test_the_trie_shares_prefixes():

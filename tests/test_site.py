@@ -16,10 +16,11 @@ from icr_app.core.tasks import builtin_task, load_task, make_task, split
 from icr_app.core.trace import Trace
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
+from icr_app.methods.site import train as site_train
 from icr_app.methods.site.artefact import load_site, save_site
 from icr_app.methods.site.inject import inject, mix_at
 from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteTask, _examples, build_site
-from icr_app.methods.site.train import PrefixPool, Scorer, train_theta
+from icr_app.methods.site.train import PrefixPool, Scorer, accumulate_grad, train_theta
 from icr_app.methods.site.view import alpha_heatmap
 from icr_app.methods.zero_shot import ZeroShot
 
@@ -287,10 +288,9 @@ def test_shared_first_token_labels_build_with_the_answer_objective_and_not_the_f
 RENAMED = {"sports": "new york", "business": "new jersey", "science": "boston", "politics": "boston red sox"}
 
 
-@pytest.mark.parametrize("kind", ["shared first tokens", "multi-token open answers"])
-def test_the_whole_answer_objective_lowers_its_loss(lm, kind):
-    """Fitted and validated on the same prompts, the whole-answer loss falls from α = 0.5: over labels that share
-    first tokens (one a prefix of another), and over an open task's multi-token answers."""
+def _whole_answer_setup(lm, kind: str):
+    """24 training prompts, the whole-answer scorer and a task embedding: labels that share first tokens (one a
+    prefix of another), or an open task's multi-token answers."""
     if kind == "shared first tokens":
         topics = builtin_task("headline-topic")
         task = make_task("renamed", [(e.input, RENAMED[e.output]) for e in topics.examples])
@@ -301,12 +301,41 @@ def test_the_whole_answer_objective_lowers_its_loss(lm, kind):
     ls = base.label_set
     scorer = Scorer("answer", None if ls is None else torch.tensor(ls.first_ids),
                     None if ls is None else list(ls.scored_ids))
-    t = fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)).t
+    return examples, scorer, fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)).t
+
+
+@pytest.mark.parametrize("kind", ["shared first tokens", "multi-token open answers"])
+def test_the_whole_answer_objective_lowers_its_loss(lm, kind):
+    """Fitted and validated on the same prompts, the whole-answer loss falls from α = 0.5."""
+    examples, scorer, t = _whole_answer_setup(lm, kind)
     _, stats = train_theta(lm, t, examples, examples, scorer, steps=30, batch_size=8, lr=0.2, eval_every=5,
                            patience=10, seed=0)
     with torch.no_grad(), lm.lock, inject(lm, t, torch.full((lm.n_layers, lm.n_heads), 0.5), position=0):
         start, _ = scorer.loss(examples, torch.arange(24))
     assert stats.val_loss < float(start) - 0.05, (float(start), stats.val_loss)
+
+
+@pytest.mark.parametrize("kind", ["shared first tokens", "multi-token open answers"])
+def test_a_batch_split_into_passes_has_the_whole_batchs_loss_and_gradient(lm, kind, monkeypatch):
+    """The batch's gradient accumulated pass by pass (one row per pass under a tiny token budget) is the gradient
+    of the whole batch's mean loss in one pass."""
+    examples, scorer, t = _whole_answer_setup(lm, kind)
+    rows = torch.arange(8)
+    theta = torch.randn(lm.n_layers, lm.n_heads, generator=torch.Generator().manual_seed(0)).requires_grad_()
+
+    def loss_and_grad() -> tuple[float, torch.Tensor]:
+        theta.grad = None
+        loss = accumulate_grad(lm, t, theta, scorer, examples, rows)
+        return loss, theta.grad.clone()
+
+    assert len(scorer.passes(examples, rows)) == 1
+    whole = loss_and_grad()
+    monkeypatch.setattr(site_train, "STEP_TOKENS_PER_PASS", 1)
+    assert len(scorer.passes(examples, rows)) == 8
+    split_up = loss_and_grad()
+    assert whole[1].abs().max() > 1e-4
+    assert abs(split_up[0] - whole[0]) < 1e-5
+    torch.testing.assert_close(split_up[1], whole[1], atol=1e-6, rtol=1e-4)
 
 
 def test_the_whole_answer_objective_is_the_first_token_one_where_first_tokens_decide(lm):

@@ -122,6 +122,18 @@ class Adapter:
     def name(self) -> str:
         return FAMILY_NAMES[self.model_type]
 
+    @property
+    def body(self) -> nn.Module:
+        """The decoder without its output head: called like the model, it returns the final hidden states."""
+        return self.model.base_model
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The model's own logits from final hidden states (B, T, D): its output head, then Gemma's final
+        soft-capping where the config sets one, as every supported family's `*ForCausalLM.forward` does."""
+        logits = self.model.get_output_embeddings()(hidden)
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        return logits if cap is None else torch.tanh(logits / cap) * cap
+
     def attention(self, layer: int) -> nn.Module:
         return getattr(self.blocks[layer], self.family.attention)
 

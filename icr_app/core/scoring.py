@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.utils.checkpoint import checkpoint
 from transformers import DynamicCache
 
+from icr_app.core.adapter import Adapter
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import answer_text
 
@@ -194,6 +196,33 @@ def fits_every_window(lm: LoadedModel, width: int) -> bool:
     return all(w is None or width < w - 1 for w in windows)
 
 
+def token_logprobs(lm: LoadedModel, hidden: torch.Tensor, positions: torch.Tensor, tokens: torch.Tensor,
+                   chunk: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
+    """log p(tokens[p] | the prefix up to positions[p]) (B, P), and whether that token is the greedy one (B, P),
+    from final hidden states (B, S, D); `tokens` is (P,) for every row alike, or (B, P).
+
+    The logits are made `chunk` positions at a time: a label trie's (B, P, V) logits at once (30 labels: ~90
+    positions of a 49k vocabulary per row) would be held several times over, and under autograd (SITE's
+    training) each chunk is recomputed in backward (activation checkpointing) instead of kept."""
+    tokens = tokens.expand(hidden.shape[0], -1)
+    lps, hits = [], []
+    for s in range(0, len(positions), chunk):
+        part = (lm.adapter, hidden[:, positions[s: s + chunk]], tokens[:, s: s + chunk])
+        if torch.is_grad_enabled() and hidden.requires_grad:
+            lp, hit = checkpoint(_chunk_logprobs, *part, use_reentrant=False)
+        else:
+            lp, hit = _chunk_logprobs(*part)
+        lps.append(lp)
+        hits.append(hit)
+    return torch.cat(lps, 1), torch.cat(hits, 1)
+
+
+def _chunk_logprobs(adapter: Adapter, hidden: torch.Tensor, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    logits = adapter.logits(hidden).float()
+    picked = logits.gather(-1, tokens[..., None])[..., 0]
+    return picked - torch.logsumexp(logits, -1), picked >= logits.amax(-1)
+
+
 def continuation_logprobs(
     lm: LoadedModel, enc: Encoded, first_logits: torch.Tensor, cache: DynamicCache, ls: LabelSet
 ) -> torch.Tensor:
@@ -220,10 +249,9 @@ def continuation_logprobs(
                       trie.visible.to(dev)[None, None].expand(b, 1, n, n)], dim=-1)
     dtype = lm.model.dtype
     mask = torch.zeros(seen.shape, dtype=dtype, device=dev).masked_fill(~seen, torch.finfo(dtype).min)
-    logits = lm.model(input_ids=inputs, attention_mask=mask, position_ids=pos, cache=cache,
-                      use_cache=True).logits.float()  # (B, N, V)
-    node, tok = trie.step_node.to(dev), trie.step_token.to(dev)
-    lp = logits[:, node, tok] - torch.logsumexp(logits, -1)[:, node]  # (B, P), no (B, N, V) log-softmax copy
+    hidden = lm.adapter.body(input_ids=inputs, attention_mask=mask, position_ids=pos, cache=cache,
+                             use_cache=True).last_hidden_state  # (B, N, D)
+    lp, _ = token_logprobs(lm, hidden, trie.step_node.to(dev), trie.step_token.to(dev))
     return score.index_add(1, trie.step_label.to(dev), lp)
 
 
@@ -243,9 +271,9 @@ def _per_label_logprobs(lm: LoadedModel, enc: Encoded, cache: DynamicCache, ls: 
     cache.batch_repeat_interleave(c)
     attn = torch.cat([enc.attention_mask.repeat_interleave(c, 0), tmask.long()], dim=1)
     pos = enc.lengths.repeat_interleave(c)[:, None] + torch.arange(width, device=dev)[None, :]
-    logits = lm.model(input_ids=inputs, attention_mask=attn, position_ids=pos, cache=cache,
-                      use_cache=True).logits.float()
-    lp = logits.gather(-1, targets[..., None])[..., 0] - torch.logsumexp(logits, -1)
+    hidden = lm.adapter.body(input_ids=inputs, attention_mask=attn, position_ids=pos, cache=cache,
+                             use_cache=True).last_hidden_state
+    lp, _ = token_logprobs(lm, hidden, torch.arange(width, device=dev), targets)
     return (lp * tmask).sum(-1).view(b, c)
 
 

@@ -29,10 +29,11 @@ from transformers import DynamicCache
 
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.scoring import fits_every_window, label_trie, pad_left
+from icr_app.core.scoring import fits_every_window, label_trie, pad_left, token_logprobs
 from icr_app.methods.site.inject import inject
 
 Objective = Literal["answer", "first-token"]
+STEP_TOKENS_PER_PASS = 256  # tokens after the cached prefix that one backward pass holds activations for
 
 
 class PrefixPool:
@@ -79,7 +80,7 @@ class PrefixPool:
 
     def _run(self, rows: torch.Tensor, steps: torch.Tensor, step_mask: torch.Tensor,
              offsets: torch.Tensor | None = None) -> torch.Tensor:
-        """Logits (R, S, V) of `steps` (R, S) after the cached prefixes of `rows` (R,), which may repeat.
+        """Final hidden states (R, S, D) of `steps` (R, S) after the cached prefixes of `rows` (R,), which may repeat.
 
         `step_mask` is (R, S), which steps are real (each sees the prefix and the real steps before it), or
         (S, S), which steps each step sees (a tree of continuations); `offsets` (S,) are the steps' positions
@@ -98,8 +99,8 @@ class PrefixPool:
             dtype = self.lm.model.dtype
             mask = torch.zeros(seen.shape, dtype=dtype, device=steps.device).masked_fill(~seen, torch.finfo(dtype).min)
         pos = self.prefix_len[rows, None] + offsets[None, :]
-        return self.lm.model(input_ids=steps, attention_mask=mask, position_ids=pos, cache=cache,
-                             use_cache=True).logits.float()
+        return self.lm.adapter.body(input_ids=steps, attention_mask=mask, position_ids=pos, cache=cache,
+                                    use_cache=True).last_hidden_state
 
     def label_logprobs(self, rows: torch.Tensor, seqs: tuple[tuple[int, ...], ...]) -> torch.Tensor:
         """Σ log p(label sequence | prompt) (R, K) for the same K label sequences after every row: the last
@@ -118,16 +119,19 @@ class PrefixPool:
         sees[1:, 0] = True  # every trie node follows the last prompt token
         sees[1:, 1:] = trie.visible.to(dev)
         offsets = torch.tensor([0, *(d + 1 for d in trie.depth)], device=dev)
-        logits = self._run(rows, steps, sees, offsets)  # (R, 1 + N, V)
-        first = torch.tensor([t[0] for t in seqs], device=dev)
-        score = torch.log_softmax(logits[:, 0], -1)[:, first]
-        node, tok = trie.step_node.to(dev) + 1, trie.step_token.to(dev)
-        lp = logits[:, node, tok] - torch.logsumexp(logits[:, node], -1)
-        return score.index_add(1, trie.step_label.to(dev), lp)
+        hidden = self._run(rows, steps, sees, offsets)  # (R, 1 + N, D)
+        # each label's first token at step 0 (the last prompt token), then its trie steps
+        k = len(seqs)
+        positions = torch.cat([torch.zeros(k, dtype=torch.long, device=dev), trie.step_node.to(dev) + 1])
+        tokens = torch.tensor([t[0] for t in seqs] + trie.step_token.tolist(), device=dev)
+        labels = torch.cat([torch.arange(k, device=dev), trie.step_label.to(dev)])
+        lp, _ = token_logprobs(self.lm, hidden, positions, tokens)
+        return hidden.new_zeros(len(rows), k, dtype=lp.dtype).index_add(1, labels, lp)
 
     def last_logits(self, rows: torch.Tensor) -> torch.Tensor:
         """Next-token logits (B, V) after the full prompts of `rows`, computed from their cached prefixes."""
-        return self._run(rows, self.last[rows, None], torch.ones_like(rows)[:, None])[:, -1]
+        hidden = self._run(rows, self.last[rows, None], torch.ones_like(rows)[:, None])
+        return self.lm.adapter.logits(hidden[:, -1]).float()
 
     def sequence_logprobs(self, rows: torch.Tensor, seqs: Sequence[Sequence[tuple[int, ...]]],
                           ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -147,9 +151,9 @@ class PrefixPool:
             steps[i, 1: len(s)] = torch.tensor(s[:-1], device=dev)
             targets[i, : len(s)] = torch.tensor(s, device=dev)
             real[i, : len(s)] = True
-        logits = self._run(rep, steps, real.long())
-        lp = logits.gather(-1, targets[..., None])[..., 0] - torch.logsumexp(logits, -1)
-        greedy = ((logits.argmax(-1) == targets) | ~real).all(-1)
+        hidden = self._run(rep, steps, real.long())
+        lp, hit = token_logprobs(self.lm, hidden, torch.arange(width, device=dev), targets)
+        greedy = (hit | ~real).all(-1)
         return (lp * real).sum(-1).view(len(rows), k), greedy.view(len(rows), k)
 
 
@@ -177,6 +181,18 @@ class Scorer:
         """Evaluation compares the labels by their first tokens alone when those are all distinct."""
         return self.candidates is not None and len(set(self.candidates.tolist())) == len(self.candidates)
 
+    def passes(self, ex: Examples, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """`rows` split so that each pass runs at most STEP_TOKENS_PER_PASS tokens after the cached prefixes. A
+        backward pass keeps every layer's activations of every token it ran: 30 labels' trie is ~90 tokens per
+        row, ~130 MB of them per row on the default model, so a batch of 8 at once would take 1 GB."""
+        if self.objective == "first-token" or self.first_tokens_decide:
+            per_row = 1
+        elif self.label_seqs is not None:
+            per_row = 1 + len(label_trie(tuple(self.label_seqs)).tokens)
+        else:
+            per_row = max(len(ex.answers[int(r)]) for r in rows)
+        return rows.split(max(1, STEP_TOKENS_PER_PASS // per_row))
+
     def loss(self, ex: Examples, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean loss over `rows` and, per row, whether the answer was right (first token, label, or every
         answer token under teacher forcing)."""
@@ -201,6 +217,19 @@ class TrainStats:
     train_loss: float
     val_loss: float
     val_accuracy: float
+
+
+def accumulate_grad(lm: LoadedModel, t: torch.Tensor, theta: torch.Tensor, scorer: Scorer, ex: Examples,
+                    rows: torch.Tensor) -> float:
+    """The mean loss over `rows` with α = sigmoid(θ) injected; its gradient is added to θ.grad pass by pass
+    (`Scorer.passes`), each pass weighted by its share of the rows."""
+    loss = 0.0
+    for part in scorer.passes(ex, rows):
+        with lm.lock, inject(lm, t, torch.sigmoid(theta), position=0):
+            part_loss, _ = scorer.loss(ex, part)
+        (part_loss * (len(part) / len(rows))).backward()
+        loss += float(part_loss.detach()) * len(part) / len(rows)
+    return loss
 
 
 def train_theta(
@@ -238,12 +267,9 @@ def train_theta(
     best_theta, best_step, since_best, losses, step = theta.detach().clone(), 0, 0, [], 0
     for step in progress(range(1, steps + 1), desc="SITE: head selection"):
         rows = torch.randperm(len(train.pool), generator=gen)[:batch_size].to(lm.device)
-        with lm.lock, inject(lm, t, torch.sigmoid(theta), position=0):
-            loss, _ = scorer.loss(train, rows)
         opt.zero_grad()
-        loss.backward()
+        losses.append(accumulate_grad(lm, t, theta, scorer, train, rows))
         opt.step()
-        losses.append(float(loss.detach()))
         if step % eval_every and step != steps:
             continue
         vl, acc = val_loss()
