@@ -1,29 +1,48 @@
-"""Measure the app as a user meets it: launch to first answer, picking a built-in task to all four default panels
-answered, one build and one run of every tab, and the server's peak memory with every tab used.
+"""Measure the app as a user meets it, in Chromium: launch to the four default panels answered, picking a built-in
+task to the four panels answered again, every tab's main action once, and the server's peak memory after all of it.
 
-Run on an idle machine: python bench/app_latency.py [--port 7861] [--model smollm2-135m] [--tasks emotion,spam]
-It starts `python app.py` in a subprocess (a warm model cache assumed: run the app once before), drives it
-through its HTTP API with gradio_client (what the page's buttons call), and prints what it measured. Peak
-resident memory is the server process's VmHWM after every tab's main action has run once.
+Run on an idle machine (a warm model cache assumed: run the app once before):
+
+    python bench/app_latency.py [--port 7861] [--model smollm2-135m] [--tasks emotion,spam,...] [--skip-tabs]
+
+It starts `python app.py` in a subprocess and drives its page with Playwright and Debian's chromium, the way the
+browser tests do (tests/browser.py): a task is picked in the task picker, a button is pressed, and an action ends
+when Gradio's pending marks are gone and what it should show is on the page. Peak resident memory is the server
+process's VmHWM at the end. Prints one table of what it measured.
 """
 
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from gradio_client import Client
+from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
-QUERY = "The plot was thin but the actors made it a joy to watch."
-PANELS = ["zero-shot", "few-shot", "site", "icr"]
-FLOW = (1, "all heads", 0.1, "re-weighting")  # the anchor tab's layer, heads, threshold and experiment
+sys.path.insert(0, str(ROOT / "tests"))
+from browser import (  # noqa: E402
+    ARGS,
+    CHROMIUM,
+    PANELS,
+    PLOTS_WITH_DATA,
+    TIMEOUT,
+    TITLES,
+    answered,
+    open_tab,
+    pick_task,
+    set_number,
+    wait_idle,
+)
+
+from icr_app.methods import REGISTRY  # noqa: E402
+
+TASKS = "emotion,spam,headline-topic,fact-check,sarcasm"
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -33,80 +52,125 @@ def peak_rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def wait_for_client(url: str, proc: subprocess.Popen, timeout: float) -> Client:
-    t_end = time.monotonic() + timeout
-    while time.monotonic() < t_end:
+def serve(page, url: str, proc: subprocess.Popen, timeout_s: float) -> None:
+    """Load the page as soon as the server answers."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
         if proc.poll() is not None:
             raise SystemExit(f"the app exited with code {proc.returncode}")
         try:
-            return Client(url, verbose=False)
+            page.goto(url, timeout=5_000)
+            return
         except Exception:
             time.sleep(0.2)
     raise SystemExit("the app did not come up in time")
 
 
-def pick_task(c: Client, task: str) -> float:
-    """Seconds from picking a built-in task to the last of the four default panels answering (the page runs the
-    four answers after the task has loaded, as here)."""
+def pick(page, task: str) -> float:
+    """Seconds from choosing `task` in the picker to every default panel having answered it (the panels' pending
+    marks gone); the tabs' work that follows the panels (tour, ICR maps) is not counted. Then waits for all."""
     t0 = time.perf_counter()
-    c.predict(task, api_name="/load_builtin")
-    jobs = [c.submit(QUERY, 10, 0, PANELS, api_name=f"/answer_{k.replace('-', '_')}") for k in PANELS]
-    for job in jobs:
-        job.result()
+    pick_task(page, task)
+    wait_idle(page, PANELS)
+    page.wait_for_function(answered(4), timeout=TIMEOUT)
+    seconds = time.perf_counter() - t0 - 0.5  # wait_idle's half second of checking that nothing is left
+    wait_idle(page)
+    return seconds
+
+
+def timed(action: Callable[[], None]) -> float:
+    t0 = time.perf_counter()
+    action()
     return time.perf_counter() - t0
 
 
-def timed(fn, *args, **kwargs) -> float:
-    t0 = time.perf_counter()
-    fn(*args, **kwargs)
-    return time.perf_counter() - t0
+def press(page, button: str, until: str | None = None) -> Callable[[], None]:
+    """Press `button` on the visible tab, then wait for the page to settle (and for the JS `until`, when given)."""
+    def action() -> None:
+        page.get_by_role("button", name=button, exact=True).filter(visible=True).click()
+        wait_idle(page)
+        if until:
+            page.wait_for_function(until, timeout=TIMEOUT)
+    return action
+
+
+def title_has(text: str) -> str:
+    return f"({TITLES})().some(t => t.includes({text!r}))"
+
+
+def every_tab(page) -> list[tuple[str, float]]:
+    """Each tab's main action once on the default task (sentiment), and building every other method."""
+    rows = []
+    pick(page, "sentiment")
+    for spec in REGISTRY.values():
+        page.get_by_label(spec.title, exact=True).check()
+    wait_idle(page)
+    rows.append(("build every method not shipped (FV, I2CL, LoRA)",
+                 timed(press(page, "Build selected methods", answered(len(REGISTRY))))))
+    open_tab(page, "Tour")
+    page.get_by_label("Query").fill("The waiter forgot our order twice.")
+    rows.append(("Tour: try step 1 (zero- vs few-shot)",
+                 timed(press(page, "Try it with the query above", title_has("The waiter forgot")))))
+    open_tab(page, "SITE head map")
+    rows.append(("SITE: build (default settings)", timed(press(page, "Build SITE"))))
+    open_tab(page, "ICR routing")
+    rows.append(("ICR routing: answer and route", timed(press(page, "Answer"))))
+    open_tab(page, "LoRA (explicit fine-tuning)")
+    set_number(page, "at most this many training steps", 20)
+    rows.append(("LoRA: fine-tune 20 steps", timed(press(page, "Fine-tune LoRA",
+                                                          f"({PLOTS_WITH_DATA})().filter(x => x).length >= 2"))))
+    open_tab(page, "Anchor flow")
+    set_number(page, "prompts to average", 2)
+    rows.append(("Anchor flow: compute flow (2 prompts)", timed(press(page, "Compute flow", title_has("2 prompts")))))
+    rows.append(("Anchor flow: isolation", timed(press(page, "Run isolation"))))
+    rows.append(("Anchor flow: re-weighting experiment", timed(press(page, "Run experiment"))))
+    open_tab(page, "Rank-1 view")
+    rows.append(("Rank-1: run the check", timed(press(page, "Run the rank-1 check"))))
+    open_tab(page, "Evaluate")
+    set_number(page, "held-out queries", 20)
+    rows.append(("Evaluate: 20 held-out queries", timed(press(page, "Evaluate", title_has("20 held-out")))))
+    return rows
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=7861)
     ap.add_argument("--model", default="smollm2-135m")
-    ap.add_argument("--tasks", default="emotion,spam,headline-topic,antonyms,sarcasm",
-                    help="built-in tasks to pick, one after another (the median is reported)")
+    ap.add_argument("--tasks", default=TASKS, help="built-in tasks to pick one after another (median reported)")
+    ap.add_argument("--skip-tabs", action="store_true", help="only launch and task picking")
     args = ap.parse_args()
     env = {**os.environ, "GRADIO_SERVER_PORT": str(args.port), "ICL_LAB_MODEL": args.model}
+    rows: list[tuple[str, float]] = []
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rows: list[tuple[str, float]] = []
     try:
-        c = wait_for_client(f"http://127.0.0.1:{args.port}/", proc, 300)
-        c.predict(QUERY, 10, 0, PANELS, api_name="/answer_zero_shot")
-        rows.append(("launch -> first zero-shot answer", time.perf_counter() - t0))
-        picks = [pick_task(c, task) for task in args.tasks.split(",")]
-        rows.append((f"pick a built-in task -> 4 panels (median of {len(picks)})", statistics.median(picks)))
-        rows.append(("pick a built-in task -> 4 panels (slowest)", max(picks)))
-        c.predict("sentiment", api_name="/load_builtin")
-        rows.append(("SITE tab: build SITE (100 steps, sentiment)", timed(c.predict, 100, 0, api_name="/build_site")))
-        others = ["task-vector", "function-vector", "i2cl", "icv", "lora"]
-        rows.append(("build every other method (sentiment)", timed(c.predict, others, 10, 0,
-                                                                   api_name="/build_methods")))
-        rows.append(("ICR tab: routing maps", timed(c.predict, QUERY, api_name="/icr_maps")))
-        rows.append(("tour: zero- vs few-shot", timed(c.predict, QUERY, 10, 0, api_name="/tour_step1")))
-        rows.append(("anchor tab: flow, 4 prompts", timed(c.predict, 4, 10, 0, *FLOW, api_name="/flow")))
-        rows.append(("anchor tab: isolation", timed(c.predict, 5, 10, 0, *FLOW, api_name="/isolation")))
-        for kind in ("re-weighting", "compression", "confusion"):
-            rows.append((f"anchor tab: {kind}", timed(c.predict, 40, 10, 0, *FLOW[:3], kind,
-                                                      api_name="/anchor_experiment")))
-        rows.append(("rank-1 tab: all layers", timed(c.predict, 15, 10, 0, api_name="/rank1")))
-        with cf.ThreadPoolExecutor(1) as pool:
-            rows.append(("evaluate tab: 4 methods, 20 queries", timed(
-                lambda: pool.submit(c.predict, PANELS, 20, 10, 0, "zero-shot", "site",
-                                    api_name="/evaluate").result())))
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            serve(page, f"http://127.0.0.1:{args.port}/", proc, 300)
+            rows.append(("launch -> page served", time.perf_counter() - t0))
+            page.wait_for_function(answered(1), timeout=TIMEOUT, polling=50)
+            rows.append(("launch -> first panel answered", time.perf_counter() - t0))
+            page.wait_for_function(answered(4), timeout=TIMEOUT, polling=50)
+            rows.append(("launch -> all four default panels answered", time.perf_counter() - t0))
+            wait_idle(page)
+            picks = [pick(page, task) for task in args.tasks.split(",")]
+            rows.append((f"pick a built-in task -> 4 panels answered (median of {len(picks)})",
+                         statistics.median(picks)))
+            rows.append(("pick a built-in task -> 4 panels answered (slowest)", max(picks)))
+            if not args.skip_tabs:
+                rows.extend(every_tab(page))
+            browser.close()
         rss = peak_rss_mib(proc.pid)
     finally:
         proc.terminate()
         proc.wait(30)
-    print(f"model={args.model} cores={os.cpu_count()}")
-    print(f"{'measure':<52} {'seconds':>8}")
+    print(f"model={args.model} cores={os.cpu_count()} tasks picked: {args.tasks}")
+    print(f"| {'measure':<58} | {'seconds':>8} |\n|---|---:|")
     for name, seconds in rows:
-        print(f"{name:<52} {seconds:>8.2f}")
-    print(f"peak resident memory of the app, every tab used: {rss:.0f} MiB")
+        print(f"| {name:<58} | {seconds:>8.2f} |")
+    print(f"\npeak resident memory of the app server{'' if args.skip_tabs else ', every tab used'}: {rss:.0f} MiB")
     return 0
 
 

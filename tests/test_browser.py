@@ -10,10 +10,23 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+from browser import (
+    ARGS,
+    CHROMIUM,
+    PANELS,
+    PLOTS_WITH_DATA,
+    TIMEOUT,
+    TITLES,
+    answered,
+    open_tab,
+    pick_task,
+    plots_have_data,
+    set_number,
+    wait_idle,
+)
 from test_app import routing_router
 
 from icr_app import prebuilt
@@ -25,20 +38,10 @@ from icr_app.methods.icr import method as icr_method
 from icr_app.methods.site.artefact import load_site
 from icr_app.methods.site.method import SiteConfig
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
 sync_api = pytest.importorskip("playwright.sync_api")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-TIMEOUT = 120_000
-# Every plot on the visible tab that has at least one trace with values (a placeholder has none).
-VISIBLE = "Array.from(document.querySelectorAll('.js-plotly-plot')).filter(el => el.offsetParent !== null)"
-PLOTS_WITH_DATA = f"""() => {VISIBLE}
-  .map(el => (el.data || []).some(t => ['x', 'y', 'z', 'text'].some(k => t[k] && t[k].length)))"""
-TITLES = f"""() => {VISIBLE}
-  .map(el => (el.layout && el.layout.title && (el.layout.title.text || el.layout.title)) || '')"""
 SMALL = {"site": SiteConfig(n_prompts=4, n_demos=3, steps=6, batch_size=8, eval_every=3, patience=2, max_examples=24)}
 # Smaller defaults for the views the tiny model ships (the app's sliders start from them too).
 VIEW_DEFAULTS = {"n_prompts": 3, "shots": 2, "seed": 0, "k": 2, "n_test": 8}
@@ -73,26 +76,9 @@ def browser():
 def page(browser, url):
     page = browser.new_page(viewport={"width": 1400, "height": 1600}, accept_downloads=True)
     page.goto(url)
-    page.get_by_text("ms · prompt").first.wait_for(timeout=TIMEOUT)  # the panels answered on page load
+    page.wait_for_function(answered(1), timeout=TIMEOUT)  # the panels answered on page load
     yield page
     page.close()
-
-
-def open_tab(page, name: str) -> None:
-    page.get_by_role("tab", name=name, exact=True).click()
-    page.wait_for_function(f"({PLOTS_WITH_DATA})().length > 0", timeout=TIMEOUT)
-
-
-def plots_have_data(page) -> list[bool]:
-    page.wait_for_timeout(500)
-    return page.evaluate(PLOTS_WITH_DATA)
-
-
-def set_number(page, label: str, value: int) -> None:
-    """Type into the visible slider's number box labelled `label`."""
-    box = page.get_by_label(f"number input for {label}").filter(visible=True)
-    box.fill(str(value))
-    box.press("Enter")
 
 
 def file_link(page, label: str):
@@ -121,9 +107,24 @@ def test_answers_at_first_sight(page, tmp_path):
     text = page.inner_text("body")
     for name in ("zero-shot", "few-shot", "site", "icr"):
         assert REGISTRY[name].title in text
-    page.wait_for_function("document.body.innerText.split('ms · prompt').length - 1 >= 4", timeout=TIMEOUT)
+    page.wait_for_function(answered(4), timeout=TIMEOUT)
     assert all(plots_have_data(page)[:4])
     page.screenshot(path=str(tmp_path / "answers.png"), full_page=True)
+
+
+def test_picking_a_task_answers_it_in_every_panel(page, tmp_path):
+    """Another built-in task chosen in the picker is loaded and every shown panel answers it at once: their bars
+    are over its labels; SITE, not shipped for it here, says it is not built."""
+    pick_task(page, "emotion")
+    page.get_by_text("emotion: 48 examples", exact=False).wait_for(timeout=TIMEOUT)
+    wait_idle(page, PANELS)
+    panels = [t for t in page.locator(PANELS).all_inner_texts() if t.strip()]
+    assert len(panels) == 4
+    zero, few, site, icr = panels
+    for answered_panel in (zero, few, icr):
+        assert {"joy", "sadness"} <= set(answered_panel.split()) and "ms · prompt" in answered_panel
+    assert "not built" in site and "positive" not in zero
+    page.screenshot(path=str(tmp_path / "picked.png"), full_page=True)
 
 
 def test_any_chosen_methods_answer_side_by_side(page, tmp_path):
@@ -133,8 +134,7 @@ def test_any_chosen_methods_answer_side_by_side(page, tmp_path):
         page.get_by_label(spec.title, exact=True).check()
     page.get_by_role("button", name="Build selected methods").click()
     page.get_by_text("built in", exact=False).first.wait_for(timeout=TIMEOUT)
-    page.wait_for_function(f"document.body.innerText.split('ms · prompt').length - 1 >= {len(REGISTRY)}",
-                           timeout=TIMEOUT)
+    page.wait_for_function(answered(len(REGISTRY)), timeout=TIMEOUT)
     text = page.inner_text("body")
     assert "cannot answer" not in text and "not built" not in text
     assert all(plots_have_data(page)[: len(REGISTRY)])

@@ -16,7 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from icr_app import prebuilt
-from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
+from icr_app.app.context import ANSWERS, JOBS, TASKS, AppContext, clip_query, on
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
 from icr_app.methods import DEFAULT_PANELS, REGISTRY
 from icr_app.methods.base import Answering, BuildContext, Method, Prediction
@@ -44,6 +44,7 @@ class Page:
     shown: gr.CheckboxGroup
     ask: gr.Button
     task_changed: list  # events after which the task, the model or the views changed (tabs redraw)
+    task_answered: list  # for each of those, the event after which the shown panels have answered again
 
 
 def task_table(task: Task) -> pd.DataFrame:
@@ -136,7 +137,7 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
     columns = []
     with gr.Row():
         for name, spec in REGISTRY.items():
-            with gr.Column(min_width=220, visible=name in DEFAULT_PANELS) as col:
+            with gr.Column(min_width=220, visible=name in DEFAULT_PANELS, elem_classes="method-panel") as col:
                 md = gr.Markdown(f"### {spec.title}")
                 plot = gr.Plot(label=f"{name} label probabilities")
                 with gr.Accordion("prompt used", open=False):
@@ -185,6 +186,21 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
             return answer_panel(ctx, name, task, built, clip_query(query), shots, seed)
         return answer
 
+    panel_outputs = [c for name in REGISTRY for c in outputs[name]]
+
+    def answer_all(task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str]):
+        """Every shown panel answers in turn, each shown as soon as it has. One run per change, so the model work
+        chained after it (the tour, the ICR tab) waits for the panels instead of taking turns with them."""
+        answered = False
+        for i, name in enumerate(REGISTRY):
+            if name in chosen:
+                update = [gr.skip()] * len(panel_outputs)
+                update[3 * i: 3 * i + 3] = answer_panel(ctx, name, task, built, clip_query(query), shots, seed)
+                answered = True
+                yield update
+        if not answered:
+            yield [gr.skip()] * len(panel_outputs)
+
     def build_methods(task: Task, built: dict, chosen: list[str], shots: int, seed: int, request: gr.Request,
                       progress: gr.Progress = gr.Progress()):  # noqa: B008
         lm = ctx.lm
@@ -221,26 +237,39 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
                 columns_out[name] = [p.prediction for p in method.predict(queries)]
         return pd.DataFrame(columns_out)
 
+    def pick_and_answer(name: str, query: str, shots: int, seed: int, chosen: list[str]):
+        """A built-in task loaded, then every shown panel answering it, in one run: no round trip through the
+        page between the two."""
+        loaded = load_builtin(name)
+        yield [*loaded, *[gr.skip()] * len(panel_outputs)]
+        for update in answer_all(loaded[0], loaded[3], query, shots, seed, chosen):
+            yield [*[gr.skip()] * len(loaded), *update]
+
     reset = [task_state, table, info, built_state, views_state]
-    changed = [on(demo.load, load_builtin, builtin, reset, False, TASKS),
-               on(builtin.change, load_builtin, builtin, reset, "load_builtin", TASKS),
-               on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
-               on(use_table.click, load_table, table, [task_state, info, built_state, views_state], "load_table",
-                  TASKS),
-               on(model.change, switch_model, [model, task_state], [built_state, views_state, info], "switch_model",
-                  JOBS)]
-    shown_changed = shown.change(show, shown, columns, queue=False)
     inputs = [task_state, built_state, query, shots, seed, shown]
+    loaded = [on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
+              on(use_table.click, load_table, table, [task_state, info, built_state, views_state], "load_table",
+                 TASKS),
+              on(model.change, switch_model, [model, task_state], [built_state, views_state, info], "switch_model",
+                 JOBS)]
+    shown_changed = shown.change(show, shown, columns, queue=False)
     built = on(build_btn.click, build_methods, [task_state, built_state, shown, shots, seed], [built_state, build_info],
                "build_methods", JOBS)
     for name in REGISTRY:
         key = name.replace("-", "_")
         on(ask.click, answerer(name), inputs, outputs[name], f"answer_{key}")
         on(query.submit, answerer(name), inputs, outputs[name], False)
-        # a new task, model, set of methods or build: every shown panel answers again
-        for event in [*changed, examples.load_input_event, shown_changed, built]:
-            on(event.then, answerer(name), inputs, outputs[name], False)
+    # another task (uploaded, edited, or a model switch), set of methods or build: every shown panel answers again
+    answered = [on(event.then, answer_all, inputs, panel_outputs, False) for event in [*loaded, shown_changed, built]]
+    # Picking a built-in task loads and answers in one run, cancelling this visitor's answer runs still going (an
+    # older task's answers must not land after the new ones). `input`, not `change`: a one-click example sets the
+    # picker too, and its own event loads and answers.
+    picked: list = []
+    for event, api in ((demo.load, False), (builtin.input, "load_builtin"), (examples.load_input_event.then, False)):
+        picked.append(on(event, pick_and_answer, [builtin, query, shots, seed, shown], reset + panel_outputs, api,
+                         ANSWERS, cancels=answered + picked))
     ctx.cancel_button(build_stop, "build")
     on(ask_batch.click, answer_batch, [task_state, built_state, batch, shots, seed, shown], batch_table,
        "answer_batch")
-    return Page(task_state, built_state, views_state, first, initial_views, query, shots, seed, shown, ask, changed)
+    return Page(task_state, built_state, views_state, first, initial_views, query, shots, seed, shown, ask,
+                picked + loaded, picked + answered[: len(loaded)])

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import functools
 import gc
+import inspect
 import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,18 +56,31 @@ def clip_query(query: str) -> str:
 
 
 def user_errors(fn: Callable) -> Callable:
-    """Turn the backend's input errors into gr.Error, so the page shows the message and keeps its state."""
+    """Turn the backend's input errors into gr.Error, so the page shows the message and keeps its state; a
+    generator (a handler that updates its outputs as it goes) stays one, as Gradio needs."""
 
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
+    @contextmanager
+    def translated() -> Iterator[None]:
         try:
-            return fn(*args, **kwargs)
+            yield
         except gr.Error:
             raise
         except Cancelled:
             raise gr.Error("cancelled") from None
         except USER_ERRORS as err:
             raise gr.Error(str(err)) from None
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            with translated():
+                yield from fn(*args, **kwargs)
+        return generator
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        with translated():
+            return fn(*args, **kwargs)
 
     return wrapped
 

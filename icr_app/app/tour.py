@@ -119,8 +119,9 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     on(try3.click, step3, page.query, fig3, "tour_step3")
     layer4.release(step4, [page.views, layer4], fig4, queue=False)
     layer5.release(step5, [page.views, layer5], fig5, queue=False)
-    for event in page.task_changed:
+    for event in page.task_answered:  # model work: after the panels above have answered
         on(event.then, step1, [page.task, page.query, page.shots, page.seed], fig1, False)
         on(event.then, step2, [page.built, page.query, strength], [map2, fig2], False)
+    for event in page.task_changed:
         event.then(step4, [page.views, layer4], fig4, queue=False)
         event.then(step5, [page.views, layer5], fig5, queue=False)

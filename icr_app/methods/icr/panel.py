@@ -39,5 +39,5 @@ def build_tab(ctx: AppContext, page: Page) -> None:
             alpha = gr.Plot(first[0], label="α(x)")
             gamma = gr.Plot(first[1], label="γ(x)")
     on(page.ask.click, maps, page.query, [alpha, gamma], "icr_maps")
-    for event in page.task_changed:
+    for event in page.task_answered:  # model work: after the panels have answered
         on(event.then, maps, page.query, [alpha, gamma], False)

@@ -1,0 +1,70 @@
+"""Driving the app's page in Debian's chromium with Playwright, as a person would: the browser tests and
+`bench/app_latency.py` share these."""
+
+from __future__ import annotations
+
+import shutil
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TIMEOUT = 120_000
+# Every plot on the visible tab that has at least one trace with values (a placeholder has none).
+VISIBLE = "Array.from(document.querySelectorAll('.js-plotly-plot')).filter(el => el.offsetParent !== null)"
+PLOTS_WITH_DATA = f"""() => {VISIBLE}
+  .map(el => (el.data || []).some(t => ['x', 'y', 'z', 'text'].some(k => t[k] && t[k].length)))"""
+TITLES = f"""() => {VISIBLE}
+  .map(el => (el.layout && el.layout.title && (el.layout.title.text || el.layout.title)) || '')"""
+PANELS = ".method-panel"  # the side-by-side answer panels
+
+
+def pending(within: str = "") -> str:
+    """JS: how many of Gradio's marks on outputs whose event is queued or running (inside `within`, a CSS
+    selector, when given)."""
+    marks = ", ".join(f"{within} {m}".strip() for m in (".pending", ".generating", ".eta-bar"))
+    return f"document.querySelectorAll({marks!r}).length"
+
+
+def answered(n: int) -> str:
+    """JS: at least `n` visible method panels show an answer (their "… ms · prompt … tokens" line)."""
+    return f"document.body.innerText.split('ms · prompt').length - 1 >= {n}"
+
+
+def open_tab(page, name: str) -> None:
+    """Open a tab and wait until every plot on it has data: they fill in without a button, some (the tour's
+    live ones) once the answer panels above have answered."""
+    page.get_by_role("tab", name=name, exact=True).click()
+    page.wait_for_function(f"(xs => xs.length > 0 && xs.every(x => x))(({PLOTS_WITH_DATA})())", timeout=TIMEOUT)
+
+
+def plots_have_data(page) -> list[bool]:
+    page.wait_for_timeout(500)
+    return page.evaluate(PLOTS_WITH_DATA)
+
+
+def set_number(page, label: str, value: int) -> None:
+    """Type into the visible slider's number box labelled `label`."""
+    box = page.get_by_label(f"number input for {label}").filter(visible=True)
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def pick_task(page, name: str) -> None:
+    """Choose a built-in task in the page's task picker."""
+    page.get_by_label("Built-in task").click()
+    page.get_by_role("option", name=name, exact=True).click()
+
+
+def wait_idle(page, within: str = "", start_s: float = 2.0) -> None:
+    """Wait for the events just triggered to finish (those writing inside `within`, when given): Gradio's pending
+    marks appear (within `start_s`), then none is left for half a second."""
+    marks = pending(within)
+    try:
+        page.wait_for_function(f"{marks} > 0", timeout=start_s * 1000, polling=50)
+    except Exception:  # already finished (or never queued)
+        pass
+    while True:
+        page.wait_for_function(f"{marks} === 0", timeout=TIMEOUT, polling=50)
+        page.wait_for_timeout(500)
+        if page.evaluate(marks) == 0:
+            return
