@@ -55,7 +55,7 @@ def pick_task(page, name: str) -> None:
     page.get_by_role("option", name=name, exact=True).click()
 
 
-def wait_idle(page, within: str = "", start_s: float = 2.0) -> None:
+def wait_idle(page, within: str = "", start_s: float = 2.0, timeout: float = TIMEOUT) -> None:
     """Wait for the events just triggered to finish (those writing inside `within`, when given): Gradio's pending
     marks appear (within `start_s`), then none is left for half a second."""
     marks = pending(within)
@@ -64,7 +64,7 @@ def wait_idle(page, within: str = "", start_s: float = 2.0) -> None:
     except Exception:  # already finished (or never queued)
         pass
     while True:
-        page.wait_for_function(f"{marks} === 0", timeout=TIMEOUT, polling=50)
+        page.wait_for_function(f"{marks} === 0", timeout=timeout, polling=50)
         page.wait_for_timeout(500)
         if page.evaluate(marks) == 0:
             return

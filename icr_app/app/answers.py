@@ -27,6 +27,7 @@ NOT_BUILT = "not built for this task yet: press “Build selected methods”"
 KINDS = {"baseline": "baseline", "implicit": "implicit ICL: nothing added to the prompt",
          "fine-tuning": "explicit fine-tuning of weights, not implicit ICL"}
 DEFAULT_QUERY = "An absolute joy from start to finish."
+AFTER_ANSWERS = "drawn once the answer panels above have answered"  # live figures: the page is served first
 
 
 @dataclass
@@ -262,10 +263,10 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
     # another task (uploaded, edited, or a model switch), set of methods or build: every shown panel answers again
     answered = [on(event.then, answer_all, inputs, panel_outputs, False) for event in [*loaded, shown_changed, built]]
     # Picking a built-in task loads and answers in one run, cancelling this visitor's answer runs still going (an
-    # older task's answers must not land after the new ones). `input`, not `change`: a one-click example sets the
+    # older task's answers must not land after the new ones). `select`, not `change`: a one-click example sets the
     # picker too, and its own event loads and answers.
     picked: list = []
-    for event, api in ((demo.load, False), (builtin.input, "load_builtin"), (examples.load_input_event.then, False)):
+    for event, api in ((demo.load, False), (builtin.select, "load_builtin"), (examples.load_input_event.then, False)):
         picked.append(on(event, pick_and_answer, [builtin, query, shots, seed, shown], reset + panel_outputs, api,
                          ANSWERS, cancels=answered + picked))
     ctx.cancel_button(build_stop, "build")

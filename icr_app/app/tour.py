@@ -13,7 +13,7 @@ import torch
 from icr_app.analyses.anchors.flow_views import FlowView, anchor_flow_figure
 from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.analyses.rank1.views import singular_values_figure
-from icr_app.app.answers import DEFAULT_QUERY, Page
+from icr_app.app.answers import AFTER_ANSWERS, Page
 from icr_app.app.built_tab import built_method
 from icr_app.app.context import AppContext, clip_query, on
 from icr_app.core.artefacts import ArtefactError
@@ -98,7 +98,9 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     with gr.Tab("Tour"):
         gr.Markdown("Five steps, one idea each. Each figure is live: change the control under it.")
         gr.Markdown(STEPS[0])
-        fig1 = gr.Plot(step1(page.initial_task, DEFAULT_QUERY, 10, 0), label="step 1")
+        # The live figures (steps 1-3) are drawn when the page opens, after the answer panels: the page is
+        # served without waiting for model work.
+        fig1 = gr.Plot(_note(AFTER_ANSWERS), label="step 1")
         try1 = gr.Button("Try it with the query above")
         gr.Markdown(STEPS[1])
         with gr.Row():
@@ -106,7 +108,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
             fig2 = gr.Plot(_note("SITE's answer appears here"), label="step 2: SITE's answer")
         strength = gr.Slider(0.0, 1.0, value=1.0, step=0.1, label="SITE's strength (1 = as learnt)")
         gr.Markdown(STEPS[2])
-        fig3 = gr.Plot(step3(DEFAULT_QUERY), label="step 3: the router's gate per head")
+        fig3 = gr.Plot(_note(AFTER_ANSWERS), label="step 3: the router's gate per head")
         try3 = gr.Button("Route the query above")
         gr.Markdown(STEPS[3])
         fig4 = gr.Plot(step4(page.initial_views, n_layers // 2), label="step 4: anchor flow")
@@ -122,6 +124,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     for event in page.task_answered:  # model work: after the panels above have answered
         on(event.then, step1, [page.task, page.query, page.shots, page.seed], fig1, False)
         on(event.then, step2, [page.built, page.query, strength], [map2, fig2], False)
+        on(event.then, step3, page.query, fig3, False)
     for event in page.task_changed:
         event.then(step4, [page.views, layer4], fig4, queue=False)
         event.then(step5, [page.views, layer5], fig5, queue=False)
