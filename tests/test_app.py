@@ -58,7 +58,7 @@ def _plot(fig: dict) -> dict:
 
 def _client(url: str, task: str) -> Client:
     c = Client(url, verbose=False)
-    c.predict(task, "a query", 4, 0, SHOWN, api_name="/load_builtin")  # the task, and the panels answer it
+    c.predict(task, api_name="/load_builtin")
     return c
 
 

@@ -76,7 +76,8 @@ def browser():
 def page(browser, url):
     page = browser.new_page(viewport={"width": 1400, "height": 1600}, accept_downloads=True)
     page.goto(url)
-    page.wait_for_function(answered(1), timeout=TIMEOUT)  # the panels answered on page load
+    page.wait_for_function(answered(4), timeout=TIMEOUT)  # the panels answered on page load
+    wait_idle(page, PANELS)
     yield page
     page.close()
 

@@ -16,7 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from icr_app import prebuilt
-from icr_app.app.context import ANSWERS, JOBS, TASKS, AppContext, clip_query, on
+from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
 from icr_app.methods import DEFAULT_PANELS, REGISTRY
 from icr_app.methods.base import Answering, BuildContext, Method, Prediction
@@ -238,21 +238,17 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
                 columns_out[name] = [p.prediction for p in method.predict(queries)]
         return pd.DataFrame(columns_out)
 
-    def pick_and_answer(name: str, query: str, shots: int, seed: int, chosen: list[str]):
-        """A built-in task loaded, then every shown panel answering it, in one run: no round trip through the
-        page between the two."""
-        loaded = load_builtin(name)
-        yield [*loaded, *[gr.skip()] * len(panel_outputs)]
-        for update in answer_all(loaded[0], loaded[3], query, shots, seed, chosen):
-            yield [*[gr.skip()] * len(loaded), *update]
-
     reset = [task_state, table, info, built_state, views_state]
     inputs = [task_state, built_state, query, shots, seed, shown]
-    loaded = [on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
-              on(use_table.click, load_table, table, [task_state, info, built_state, views_state], "load_table",
-                 TASKS),
-              on(model.change, switch_model, [model, task_state], [built_state, views_state, info], "switch_model",
-                 JOBS)]
+    # `select`, not `change`: a one-click example sets the picker too, and its own event loads the task
+    changed = [on(demo.load, load_builtin, builtin, reset, False, TASKS),
+               on(builtin.select, load_builtin, builtin, reset, "load_builtin", TASKS),
+               on(examples.load_input_event.then, load_builtin, builtin, reset, False, TASKS),
+               on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
+               on(use_table.click, load_table, table, [task_state, info, built_state, views_state], "load_table",
+                  TASKS),
+               on(model.change, switch_model, [model, task_state], [built_state, views_state, info], "switch_model",
+                  JOBS)]
     shown_changed = shown.change(show, shown, columns, queue=False)
     built = on(build_btn.click, build_methods, [task_state, built_state, shown, shots, seed], [built_state, build_info],
                "build_methods", JOBS)
@@ -260,17 +256,10 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
         key = name.replace("-", "_")
         on(ask.click, answerer(name), inputs, outputs[name], f"answer_{key}")
         on(query.submit, answerer(name), inputs, outputs[name], False)
-    # another task (uploaded, edited, or a model switch), set of methods or build: every shown panel answers again
-    answered = [on(event.then, answer_all, inputs, panel_outputs, False) for event in [*loaded, shown_changed, built]]
-    # Picking a built-in task loads and answers in one run, cancelling this visitor's answer runs still going (an
-    # older task's answers must not land after the new ones). `select`, not `change`: a one-click example sets the
-    # picker too, and its own event loads and answers.
-    picked: list = []
-    for event, api in ((demo.load, False), (builtin.select, "load_builtin"), (examples.load_input_event.then, False)):
-        picked.append(on(event, pick_and_answer, [builtin, query, shots, seed, shown], reset + panel_outputs, api,
-                         ANSWERS, cancels=answered + picked))
+    # a new task, model, set of methods or build: every shown panel answers again, in one run
+    answered = [on(event.then, answer_all, inputs, panel_outputs, False) for event in [*changed, shown_changed, built]]
     ctx.cancel_button(build_stop, "build")
     on(ask_batch.click, answer_batch, [task_state, built_state, batch, shots, seed, shown], batch_table,
        "answer_batch")
-    return Page(task_state, built_state, views_state, first, initial_views, query, shots, seed, shown, ask,
-                picked + loaded, picked + answered[: len(loaded)])
+    return Page(task_state, built_state, views_state, first, initial_views, query, shots, seed, shown, ask, changed,
+                answered[: len(changed)])
