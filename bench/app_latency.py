@@ -26,19 +26,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser import (  # noqa: E402
-    ARGS,
-    CHROMIUM,
-    PANELS,
-    PLOTS_WITH_DATA,
-    TIMEOUT,
-    TITLES,
-    answered,
-    open_tab,
-    pick_task,
-    set_number,
-    wait_idle,
-)
+import browser as ui  # noqa: E402  (tests/browser.py: the page helpers the browser tests use)
 
 from icr_app.methods import REGISTRY  # noqa: E402
 
@@ -71,11 +59,11 @@ def pick(page, task: str) -> float:
     """Seconds from choosing `task` in the picker to every default panel having answered it (the panels' pending
     marks gone); the tabs' work that follows the panels (tour, ICR maps) is not counted. Then waits for all."""
     t0 = time.perf_counter()
-    pick_task(page, task)
-    wait_idle(page, PANELS)
-    page.wait_for_function(answered(4), timeout=TIMEOUT)
+    ui.pick_task(page, task)
+    ui.wait_idle(page, ui.PANELS)
+    page.wait_for_function(ui.answered(4), timeout=ui.TIMEOUT)
     seconds = time.perf_counter() - t0 - 0.5  # wait_idle's half second of checking that nothing is left
-    wait_idle(page)
+    ui.wait_idle(page)
     return seconds
 
 
@@ -89,14 +77,14 @@ def press(page, button: str, until: str | None = None) -> Callable[[], None]:
     """Press `button` on the visible tab, then wait for the page to settle (and for the JS `until`, when given)."""
     def action() -> None:
         page.get_by_role("button", name=button, exact=True).filter(visible=True).click()
-        wait_idle(page, timeout=LONG)
+        ui.wait_idle(page, timeout=LONG)
         if until:
             page.wait_for_function(until, timeout=LONG)
     return action
 
 
 def title_has(text: str) -> str:
-    return f"({TITLES})().some(t => t.includes({text!r}))"
+    return f"({ui.TITLES})().some(t => t.includes({text!r}))"
 
 
 class Rows(list):
@@ -113,30 +101,30 @@ def every_tab(page) -> list[tuple[str, float]]:
     pick(page, "sentiment")
     for spec in REGISTRY.values():
         page.get_by_label(spec.title, exact=True).check()
-    wait_idle(page)
+    ui.wait_idle(page)
     rows.append(("build every method not shipped (FV, I2CL, LoRA)",
-                 timed(press(page, "Build selected methods", answered(len(REGISTRY))))))
-    open_tab(page, "Tour")
+                 timed(press(page, "Build selected methods", ui.answered(len(REGISTRY))))))
+    ui.open_tab(page, "Tour")
     page.get_by_label("Query").fill("The waiter forgot our order twice.")
     rows.append(("Tour: try step 1 (zero- vs few-shot)",
                  timed(press(page, "Try it with the query above", title_has("The waiter forgot")))))
-    open_tab(page, "SITE head map")
+    ui.open_tab(page, "SITE head map")
     rows.append(("SITE: build (default settings)", timed(press(page, "Build SITE"))))
-    open_tab(page, "ICR routing")
+    ui.open_tab(page, "ICR routing")
     rows.append(("ICR routing: answer and route", timed(press(page, "Answer"))))
-    open_tab(page, "LoRA (explicit fine-tuning)")
-    set_number(page, "at most this many training steps", 20)
+    ui.open_tab(page, "LoRA (explicit fine-tuning)")
+    ui.set_number(page, "at most this many training steps", 20)
     rows.append(("LoRA: fine-tune 20 steps", timed(press(page, "Fine-tune LoRA",
-                                                          f"({PLOTS_WITH_DATA})().filter(x => x).length >= 2"))))
-    open_tab(page, "Anchor flow")
-    set_number(page, "prompts to average", 2)
+                                                          f"({ui.PLOTS_WITH_DATA})().filter(x => x).length >= 2"))))
+    ui.open_tab(page, "Anchor flow")
+    ui.set_number(page, "prompts to average", 2)
     rows.append(("Anchor flow: compute flow (2 prompts)", timed(press(page, "Compute flow", title_has("2 prompts")))))
     rows.append(("Anchor flow: isolation", timed(press(page, "Run isolation"))))
     rows.append(("Anchor flow: re-weighting experiment", timed(press(page, "Run experiment"))))
-    open_tab(page, "Rank-1 view")
+    ui.open_tab(page, "Rank-1 view")
     rows.append(("Rank-1: run the check", timed(press(page, "Run the rank-1 check"))))
-    open_tab(page, "Evaluate")
-    set_number(page, "held-out queries", 20)
+    ui.open_tab(page, "Evaluate")
+    ui.set_number(page, "held-out queries", 20)
     rows.append(("Evaluate: 20 held-out queries", timed(press(page, "Evaluate", title_has("20 held-out")))))
     return rows
 
@@ -155,15 +143,15 @@ def main() -> int:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = p.chromium.launch(executable_path=ui.CHROMIUM, args=ui.ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
             serve(page, f"http://127.0.0.1:{args.port}/", proc, 300)
             rows.append(("launch -> page served", time.perf_counter() - t0))
-            page.wait_for_function(answered(1), timeout=TIMEOUT, polling=50)
+            page.wait_for_function(ui.answered(1), timeout=ui.TIMEOUT, polling=50)
             rows.append(("launch -> first panel answered", time.perf_counter() - t0))
-            page.wait_for_function(answered(4), timeout=TIMEOUT, polling=50)
+            page.wait_for_function(ui.answered(4), timeout=ui.TIMEOUT, polling=50)
             rows.append(("launch -> all four default panels answered", time.perf_counter() - t0))
-            wait_idle(page)
+            ui.wait_idle(page)
             picks = [pick(page, task) for task in args.tasks.split(",")]
             rows.append((f"pick a built-in task -> 4 panels answered (median of {len(picks)})",
                          statistics.median(picks)))
