@@ -19,6 +19,7 @@ Two objectives (`Objective`):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -181,6 +182,12 @@ class Scorer:
         """Evaluation compares the labels by their first tokens alone when those are all distinct."""
         return self.candidates is not None and len(set(self.candidates.tolist())) == len(self.candidates)
 
+    @functools.cached_property
+    def trie_steps(self) -> int:
+        """Tokens one row runs after its cached prefix under the label-sequence objective: the last prompt token
+        and the labels' trie."""
+        return 1 + len(label_trie(tuple(self.label_seqs)).tokens)
+
     def passes(self, ex: Examples, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """`rows` split so that each pass runs at most STEP_TOKENS_PER_PASS tokens after the cached prefixes. A
         backward pass keeps every layer's activations of every token it ran: 30 labels' trie is ~90 tokens per
@@ -188,7 +195,7 @@ class Scorer:
         if self.objective == "first-token" or self.first_tokens_decide:
             per_row = 1
         elif self.label_seqs is not None:
-            per_row = 1 + len(label_trie(tuple(self.label_seqs)).tokens)
+            per_row = self.trie_steps
         else:
             per_row = max(len(ex.answers[int(r)]) for r in rows)
         return rows.split(max(1, STEP_TOKENS_PER_PASS // per_row))
