@@ -30,6 +30,32 @@ def answered(n: int) -> str:
     return f"document.body.innerText.split('ms · prompt').length - 1 >= {n}"
 
 
+# Installed before the page's own scripts (`page.add_init_script`): the browser's clock (ms since the epoch) when
+# the panels last changed, and when `n` panels first showed an answer. Timing in the page itself, not by polling
+# from the test, which waits behind the page's own work (rendering) on a busy machine.
+WATCH_PANELS = """
+window.__panels = {last: 0, first: {}};
+new MutationObserver(records => {
+  if (!records.some(r => { const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+                           return el && el.closest('.method-panel') && el.closest('.prose, .js-plotly-plot'); }))
+    return;
+  const now = Date.now(), n = document.body.innerText.split('ms · prompt').length - 1;
+  window.__panels.last = now;
+  for (let i = 1; i <= n; i++) if (!(i in window.__panels.first)) window.__panels.first[i] = now;
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def panels_changed_at(page) -> float:
+    """Seconds since the epoch (the browser's clock, the machine's) when the answer panels last changed."""
+    return page.evaluate("window.__panels.last") / 1000
+
+
+def panels_answered_at(page, n: int) -> float:
+    """Seconds since the epoch when `n` panels first showed an answer."""
+    return page.evaluate(f"window.__panels.first[{n}]") / 1000
+
+
 def open_tab(page, name: str) -> None:
     """Open a tab and wait until every plot on it has data: they fill in without a button, some (the tour's
     live ones) once the answer panels above have answered."""

@@ -245,3 +245,74 @@ def test_mechanism_views_render(server, lm):
     assert all(p < 1e-4 < u for p, u in zip(patched, unpatched))
     with pytest.raises(Exception, match="need a classification task"):
         _client(server, "antonyms").predict(8, 2, 0, *ANCHOR_SETTINGS, "confusion", api_name="/anchor_experiment")
+
+
+def test_picking_a_task_answers_its_example_query_in_one_call(server):
+    """The picker loads the task and answers in the same call; an untouched query becomes the task's example, a
+    typed one is kept."""
+    from icr_app.app.answers import example_query
+
+    c = Client(server, verbose=False)
+    out = c.predict("emotion", api_name="/load_builtin")
+    query, zero_md, few_md = out[2], out[3], out[6]  # after the table and the description (states are not sent)
+    assert query == example_query("emotion") != example_query("sentiment")
+    for md in (zero_md, few_md):
+        assert "ms · prompt" in md and md.split("\n")[1].strip("*") in builtin_task("emotion").labels
+    kept = c.predict("spam", "my own words", api_name="/load_builtin")
+    assert kept[2] == "my own words" and "ms · prompt" in kept[3]
+
+
+def test_an_answer_that_needs_no_build_is_computed_once_per_model(lm, monkeypatch):
+    """The tour and the panels ask the same few-shot answer: computed once (the same as computing it afresh), again
+    for another seed or another model."""
+    from tiny import tiny_lm
+
+    from icr_app.app.answers import predict_one
+    from icr_app.app.context import AppContext
+    from icr_app.methods.base import Answering
+    from icr_app.methods.few_shot import FewShot
+
+    calls = []
+    real = FewShot.predict
+    monkeypatch.setattr(FewShot, "predict", lambda self, queries: calls.append(queries) or real(self, queries))
+    ctx, task = AppContext(lm), builtin_task("sentiment")
+    _, first, _ = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
+    _, again, _ = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
+    assert again is first and len(calls) == 1
+    assert real(FewShot(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first
+    predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 1)
+    ctx.lm = tiny_lm(n_layers=2)
+    predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
+    assert len(calls) == 3  # the first, another seed, another model
+
+
+def test_the_memo_computes_once_for_callers_at_once_and_keeps_no_error(lm):
+    import threading
+
+    from icr_app.app.context import AppContext
+
+    ctx, started, go, runs, got = AppContext(lm), threading.Event(), threading.Event(), [], []
+
+    def slow() -> int:
+        runs.append(1)
+        started.set()
+        go.wait(10)
+        return 42
+
+    first = threading.Thread(target=lambda: got.append(ctx.memo(("k",), slow)))
+    first.start()
+    started.wait(10)
+    second = threading.Thread(target=lambda: got.append(ctx.memo(("k",), slow)))
+    second.start()
+    go.set()
+    first.join(10), second.join(10)
+    assert got == [42, 42] and runs == [1]
+
+    def broken() -> int:
+        runs.append(2)
+        raise RuntimeError("out of memory")
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="out of memory"):
+            ctx.memo(("bad",), broken)
+    assert runs == [1, 2, 2]

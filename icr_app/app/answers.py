@@ -8,6 +8,8 @@ panel answers at once. A method that cannot answer says why in its own panel whi
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +29,7 @@ NOT_BUILT = "not built for this task yet: press “Build selected methods”"
 KINDS = {"baseline": "baseline", "implicit": "implicit ICL: nothing added to the prompt",
          "fine-tuning": "explicit fine-tuning of weights, not implicit ICL"}
 DEFAULT_QUERY = "An absolute joy from start to finish."
+DEFAULT_SHOTS = 10
 AFTER_ANSWERS = "drawn once the answer panels above have answered"  # live figures: the page is served first
 
 
@@ -58,9 +61,16 @@ def describe(task: Task) -> str:
     return f"**{task.name}**: {len(task.examples)} examples; {kind}"
 
 
+@functools.cache
 def example_query(name: str) -> str:
-    """A one-click query for a built-in task: its last example's input."""
-    return builtin_task(name).inputs[-1]
+    """A one-click query for a built-in task: its last example's input (the default task's is DEFAULT_QUERY)."""
+    return DEFAULT_QUERY if name == DEFAULT_TASK else builtin_task(name).inputs[-1]
+
+
+def query_for(name: str, query: str) -> str:
+    """The query to ask after picking built-in task `name`: its example query, unless the visitor typed their own."""
+    typed = (query or "").strip() not in {example_query(n) for n in builtin_names()}
+    return query if typed else example_query(name)
 
 
 def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method], shots: int, seed: int
@@ -88,20 +98,46 @@ def panel_text(name: str, method: Method, pred: Prediction, seconds: float) -> s
             + f"\n\n<sub>{KINDS[spec.kind]}</sub>")
 
 
+def timed_predict(method: Method, query: str) -> tuple[Prediction, float]:
+    t0 = time.perf_counter()
+    pred = method.predict([query])[0]
+    return pred, time.perf_counter() - t0
+
+
+def predict_one(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int, seed: int
+                ) -> tuple[Method | None, Prediction | None, float]:
+    """Method `name`'s answer to `query` and the seconds it took (None when it is not built). A method that needs
+    no build answers the same for the same (model, task, query, shots, seed), so that answer is kept
+    (`ctx.memo`) for the other panels and tabs that ask it again."""
+    method = method_for(ctx, name, task, built, shots, seed)
+    if method is None:
+        return None, None, 0.0
+    if not REGISTRY[name].instant:
+        return method, *timed_predict(method, query)
+    return method, *ctx.memo((name, task, query, int(shots), int(seed)), lambda: timed_predict(method, query))
+
+
+def warm_answers(ctx: AppContext) -> None:
+    """Answer the default query in the default panels that need no build, so that the page, opened while this
+    runs, finds them answered (model work at start overlaps the browser loading the page)."""
+    task = builtin_task(DEFAULT_TASK)
+    for name in DEFAULT_PANELS:
+        if REGISTRY[name].instant:
+            with contextlib.suppress(Exception):  # a method that cannot answer says why when the page asks
+                predict_one(ctx, name, task, {}, DEFAULT_QUERY, DEFAULT_SHOTS, 0)
+
+
 def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int,
                  seed: int) -> tuple[str, Any, str]:
     """One method's answer to one query: (markdown, probability figure, prompt used); errors stay in the panel."""
     title = REGISTRY[name].title
     try:
-        method = method_for(ctx, name, task, built, shots, seed)
+        method, pred, seconds = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
         return f"### {title}\n_cannot answer: {err}_", label_prob_bars(None, title, "not available"), ""
     if method is None:
         return f"### {title}\n_{NOT_BUILT}_", label_prob_bars(None, title, "not built yet"), ""
-    t0 = time.perf_counter()
-    pred = method.predict([query])[0]
-    return panel_text(name, method, pred, time.perf_counter() - t0), label_prob_bars(pred.label_probs, title), \
-        pred.prompt
+    return panel_text(name, method, pred, seconds), label_prob_bars(pred.label_probs, title), pred.prompt
 
 
 def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
@@ -123,7 +159,7 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
     with gr.Row():
         query = gr.Textbox(label="Query", value=DEFAULT_QUERY, lines=2, scale=4)
         with gr.Column(scale=1):
-            shots = gr.Slider(1, 20, value=10, step=1, label="few-shot demonstrations")
+            shots = gr.Slider(1, 20, value=DEFAULT_SHOTS, step=1, label="few-shot demonstrations")
             seed = gr.Number(0, precision=0, label="seed")
     examples = gr.Examples([[name, example_query(name)] for name in builtin_names()], [builtin, query],
                            label="one-click queries (a built-in task and one of its inputs)", examples_per_page=6)
@@ -155,9 +191,23 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
             return {}, {}
         return prebuilt.load_methods(ctx.lm, task.name), prebuilt.load_views(ctx.lm, task.name)
 
-    def load_builtin(name: str):
+    def answers(task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str], only: str | None = None
+                ) -> list:
+        """The panel outputs for the shown methods (only `only`'s, when given); the others skipped."""
+        update = [gr.skip()] * len(panel_outputs)
+        for i, name in enumerate(REGISTRY):
+            if name in chosen and only in (None, name):
+                update[3 * i: 3 * i + 3] = answer_panel(ctx, name, task, built, clip_query(query), shots, seed)
+        return update
+
+    def pick_builtin(name: str, query: str, shots: int, seed: int, chosen: list[str]):
+        """Load a built-in task with its shipped methods and views, and answer it in every shown panel, all in one
+        run: picking a task is the page's most common action, and each extra event costs a round trip."""
         task = builtin_task(name)
-        return task, task_table(task), describe(task), *shipped(task, True)
+        built, views = shipped(task, True)
+        query = query_for(name, query)
+        return task, task_table(task), describe(task), built, views, query, *answers(task, built, query, shots,
+                                                                                     seed, chosen)
 
     def load_upload(path: str | None):
         if not path:
@@ -192,14 +242,10 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
     def answer_all(task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str]):
         """Every shown panel answers in turn, each shown as soon as it has. One run per change, so the model work
         chained after it (the tour, the ICR tab) waits for the panels instead of taking turns with them."""
-        answered = False
-        for i, name in enumerate(REGISTRY):
-            if name in chosen:
-                update = [gr.skip()] * len(panel_outputs)
-                update[3 * i: 3 * i + 3] = answer_panel(ctx, name, task, built, clip_query(query), shots, seed)
-                answered = True
-                yield update
-        if not answered:
+        shown_here = [name for name in REGISTRY if name in chosen]
+        for name in shown_here:
+            yield answers(task, built, query, shots, seed, chosen, only=name)
+        if not shown_here:
             yield [gr.skip()] * len(panel_outputs)
 
     def build_methods(task: Task, built: dict, chosen: list[str], shots: int, seed: int, request: gr.Request,
@@ -240,11 +286,15 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
 
     reset = [task_state, table, info, built_state, views_state]
     inputs = [task_state, built_state, query, shots, seed, shown]
+    picked = [builtin, query, shots, seed, shown], [*reset, query, *panel_outputs]
+    # Progress shows on each panel's heading only: a timer on all 27 outputs kept the browser redrawing
+    # thousands of times per answer, on the cores the model needs.
+    headings = {"show_progress_on": [outputs[name][0] for name in REGISTRY], "show_progress": "minimal"}
     # `select`, not `change`: a one-click example sets the picker too, and its own event loads the task
-    changed = [on(demo.load, load_builtin, builtin, reset, False, TASKS),
-               on(builtin.select, load_builtin, builtin, reset, "load_builtin", TASKS),
-               on(examples.load_input_event.then, load_builtin, builtin, reset, False, TASKS),
-               on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
+    answered_too = [on(demo.load, pick_builtin, *picked, False, **headings),
+                    on(builtin.select, pick_builtin, *picked, "load_builtin", **headings),
+                    on(examples.load_input_event.then, pick_builtin, *picked, False, **headings)]
+    changed = [on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
                on(use_table.click, load_table, table, [task_state, info, built_state, views_state], "load_table",
                   TASKS),
                on(model.change, switch_model, [model, task_state], [built_state, views_state, info], "switch_model",
@@ -254,10 +304,12 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
                "build_methods", JOBS)
     for name in REGISTRY:
         key = name.replace("-", "_")
-        on(ask.click, answerer(name), inputs, outputs[name], f"answer_{key}")
-        on(query.submit, answerer(name), inputs, outputs[name], False)
+        on(ask.click, answerer(name), inputs, outputs[name], f"answer_{key}", show_progress_on=outputs[name][0])
+        on(query.submit, answerer(name), inputs, outputs[name], False, show_progress_on=outputs[name][0])
     # a new task, model, set of methods or build: every shown panel answers again, in one run
-    answered = [on(event.then, answer_all, inputs, panel_outputs, False) for event in [*changed, shown_changed, built]]
+    answered = [on(event.then, answer_all, inputs, panel_outputs, False, **headings)
+                for event in [*changed, shown_changed, built]]
+    changed, answered = answered_too + changed, answered_too + answered
     ctx.cancel_button(build_stop, "build")
     on(ask_batch.click, answer_batch, [task_state, built_state, batch, shots, seed, shown], batch_table,
        "answer_batch")

@@ -14,7 +14,9 @@ import os
 import shutil
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,7 @@ from icr_app.core.scoring import LabelError
 from icr_app.core.tasks import TaskError
 
 MAX_QUERY_CHARS = 2000
+MEMO_SIZE = 512
 USER_ERRORS = (TaskError, LabelError, ArtefactError, ValueError)
 
 # Concurrency groups: reading a task file never waits behind the model; answers and long jobs queue apart,
@@ -99,6 +102,8 @@ class AppContext:
 
     lm: LoadedModel
     _cancel: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
+    _memo: OrderedDict[tuple, Future] = field(default_factory=OrderedDict)
+    _memo_lock: threading.Lock = field(default_factory=threading.Lock)
     _dirs: dict[str, Path] = field(default_factory=dict)
     _switching: threading.Lock = field(default_factory=threading.Lock)
 
@@ -112,9 +117,34 @@ class AppContext:
             if name != self.lm.name:
                 old = self.lm.name
                 release(old)
+                with self._memo_lock:
+                    self._memo.clear()
                 gc.collect()
                 self.lm = load_model(name)
         return self.lm
+
+    def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """`compute()` once per `key` under the current model (the last MEMO_SIZE kept), for answers that depend on
+        nothing else and are asked again when another panel or tab shows the same query. A caller asking while
+        another computes it waits for that result instead of computing it twice."""
+        key = (id(self.lm), self.lm.name, *key)
+        with self._memo_lock:
+            future = self._memo.get(key)
+            mine = future is None
+            if mine:
+                future = self._memo[key] = Future()
+                while len(self._memo) > MEMO_SIZE:
+                    self._memo.popitem(last=False)
+            else:
+                self._memo.move_to_end(key)
+        if mine:
+            try:
+                future.set_result(compute())
+            except BaseException as err:  # not kept: the next caller tries again
+                with self._memo_lock:
+                    self._memo.pop(key, None)
+                future.set_exception(err)
+        return future.result()
 
     def cancel_flag(self, request: gr.Request | None, kind: str) -> threading.Event:
         """One flag per session and kind of job, so Cancel on one tab never stops another tab's job."""

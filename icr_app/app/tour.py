@@ -13,18 +13,15 @@ import torch
 from icr_app.analyses.anchors.flow_views import FlowView, anchor_flow_figure
 from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.analyses.rank1.views import singular_values_figure
-from icr_app.app.answers import AFTER_ANSWERS, Page
+from icr_app.app.answers import AFTER_ANSWERS, Page, predict_one
 from icr_app.app.built_tab import built_method
 from icr_app.app.context import AppContext, clip_query, on
 from icr_app.core.artefacts import ArtefactError
 from icr_app.core.tasks import Task
-from icr_app.methods.base import Answering
-from icr_app.methods.few_shot import FewShot
 from icr_app.methods.icr.method import cached_router
 from icr_app.methods.icr.view import routing_figures
 from icr_app.methods.site.method import SiteMethod
 from icr_app.methods.site.view import alpha_heatmap
-from icr_app.methods.zero_shot import ZeroShot
 from icr_app.views.note import note_figure
 
 STEPS = (
@@ -58,11 +55,9 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     def step1(task: Task, query: str, shots: int, seed: int) -> go.Figure:
         if task.kind != "classification":
             return _note("an open task: see the answers above (the tour's bars need labels)")
-        answering = Answering.of(ctx.lm, task)
         query = clip_query(query)
-        rows = {"zero-shot": ZeroShot(ctx.lm, answering).predict([query])[0].label_probs,
-                f"{int(shots)}-shot": FewShot(ctx.lm, answering, task, int(shots), int(seed)).predict([query])[0]
-                .label_probs}
+        rows = {title: predict_one(ctx, name, task, {}, query, shots, seed)[1].label_probs
+                for name, title in (("zero-shot", "zero-shot"), ("few-shot", f"{int(shots)}-shot"))}
         return _bars(rows, f"“{query[:50]}”: zero-shot vs few-shot")
 
     def step2(built: dict, query: str, strength: float) -> tuple[go.Figure, go.Figure]:
