@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,11 @@ from browser import (
     PLOTS_WITH_DATA,
     TIMEOUT,
     TITLES,
+    WATCH_PANELS,
     answered,
     open_tab,
+    panels_answered_at,
+    panels_changed_at,
     pick_task,
     plots_have_data,
     set_number,
@@ -33,6 +37,7 @@ from icr_app import prebuilt
 from icr_app.analyses.anchors import cached as anchors_cached
 from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.app import launch
+from icr_app.app.answers import example_query
 from icr_app.methods import REGISTRY
 from icr_app.methods.icr import method as icr_method
 from icr_app.methods.site.artefact import load_site
@@ -75,6 +80,7 @@ def browser():
 @pytest.fixture
 def page(browser, url):
     page = browser.new_page(viewport={"width": 1400, "height": 1600}, accept_downloads=True)
+    page.add_init_script(WATCH_PANELS)
     page.goto(url)
     page.wait_for_function(answered(4), timeout=TIMEOUT)  # the panels answered on page load
     wait_idle(page, PANELS)
@@ -116,9 +122,13 @@ def test_answers_at_first_sight(page, tmp_path):
 def test_picking_a_task_answers_it_in_every_panel(page, tmp_path):
     """Another built-in task chosen in the picker is loaded and every shown panel answers it at once: their bars
     are over its labels; SITE, not shipped for it here, says it is not built."""
+    loaded_at, picked_at = panels_answered_at(page, 4), time.time()
     pick_task(page, "emotion")
     page.get_by_text("emotion: 48 examples", exact=False).wait_for(timeout=TIMEOUT)
     wait_idle(page, PANELS)
+    # the page's own clock (what bench/app_latency.py times with) saw the load's answers, then the pick's
+    assert loaded_at < picked_at < panels_changed_at(page) < time.time()
+    assert page.get_by_label("Query").input_value() == example_query("emotion")
     panels = [t for t in page.locator(PANELS).all_inner_texts() if t.strip()]
     assert len(panels) == 4
     zero, few, site, icr = panels
