@@ -260,6 +260,7 @@ def test_picking_a_task_answers_its_example_query_in_one_call(server):
         assert "ms · prompt" in md and md.split("\n")[1].strip("*") in builtin_task("emotion").labels
     kept = c.predict("spam", "my own words", api_name="/load_builtin")
     assert kept[2] == "my own words" and "ms · prompt" in kept[3]
+    assert c.predict("spam", "  ", api_name="/load_builtin")[2] == example_query("spam")  # an empty box: the example
 
 
 def test_an_answer_that_needs_no_build_is_computed_once_per_model(lm, monkeypatch):

@@ -68,9 +68,10 @@ def example_query(name: str) -> str:
 
 
 def query_for(name: str, query: str) -> str:
-    """The query to ask after picking built-in task `name`: its example query, unless the visitor typed their own."""
-    typed = (query or "").strip() not in {example_query(n) for n in builtin_names()}
-    return query if typed else example_query(name)
+    """The query to ask after picking built-in task `name`: its example query, unless the visitor typed their own
+    (an empty box gets the example too, so the pick still answers)."""
+    untouched = {"", *(example_query(n) for n in builtin_names())}
+    return example_query(name) if (query or "").strip() in untouched else query
 
 
 def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method], shots: int, seed: int
