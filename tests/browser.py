@@ -25,24 +25,28 @@ def pending(within: str = "") -> str:
     return f"document.querySelectorAll({marks!r}).length"
 
 
+# JS: how many visible method panels show an answer (their "… ms · prompt … tokens" line).
+ANSWERS_SHOWN = "(document.body.innerText.split('ms · prompt').length - 1)"
+
+
 def answered(n: int) -> str:
-    """JS: at least `n` visible method panels show an answer (their "… ms · prompt … tokens" line)."""
-    return f"document.body.innerText.split('ms · prompt').length - 1 >= {n}"
+    """JS: at least `n` visible method panels show an answer."""
+    return f"{ANSWERS_SHOWN} >= {n}"
 
 
 # Installed before the page's own scripts (`page.add_init_script`): the browser's clock (ms since the epoch) when
 # the panels last changed, and when `n` panels first showed an answer. Timing in the page itself, not by polling
 # from the test, which waits behind the page's own work (rendering) on a busy machine.
-WATCH_PANELS = """
-window.__panels = {last: 0, first: {}};
-new MutationObserver(records => {
-  if (!records.some(r => { const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
-                           return el && el.closest('.method-panel') && el.closest('.prose, .js-plotly-plot'); }))
+WATCH_PANELS = f"""
+window.__panels = {{last: 0, first: {{}}}};
+new MutationObserver(records => {{
+  if (!records.some(r => {{ const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+                            return el && el.closest('{PANELS}') && el.closest('.prose, .js-plotly-plot'); }}))
     return;
-  const now = Date.now(), n = document.body.innerText.split('ms · prompt').length - 1;
+  const now = Date.now(), n = {ANSWERS_SHOWN};
   window.__panels.last = now;
   for (let i = 1; i <= n; i++) if (!(i in window.__panels.first)) window.__panels.first[i] = now;
-}).observe(document, {subtree: true, childList: true, characterData: true});
+}}).observe(document, {{subtree: true, childList: true, characterData: true}});
 """
 
 

@@ -192,12 +192,11 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
             return {}, {}
         return prebuilt.load_methods(ctx.lm, task.name), prebuilt.load_views(ctx.lm, task.name)
 
-    def answers(task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str], only: str | None = None
-                ) -> list:
-        """The panel outputs for the shown methods (only `only`'s, when given); the others skipped."""
+    def answers(task: Task, built: dict, query: str, shots: int, seed: int, names: list[str]) -> list:
+        """The panel outputs with the answers of the methods `names`; the other panels skipped."""
         update = [gr.skip()] * len(panel_outputs)
         for i, name in enumerate(REGISTRY):
-            if name in chosen and only in (None, name):
+            if name in names:
                 update[3 * i: 3 * i + 3] = answer_panel(ctx, name, task, built, clip_query(query), shots, seed)
         return update
 
@@ -245,7 +244,7 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
         chained after it (the tour, the ICR tab) waits for the panels instead of taking turns with them."""
         shown_here = [name for name in REGISTRY if name in chosen]
         for name in shown_here:
-            yield answers(task, built, query, shots, seed, chosen, only=name)
+            yield answers(task, built, query, shots, seed, [name])
         if not shown_here:
             yield [gr.skip()] * len(panel_outputs)
 
