@@ -2,10 +2,11 @@
 
 For a built-in model and each built-in task, `icl-lab prebuild` builds every method that learns from the
 examples (on the whole task, as the app's Build button does) and saves its artefact, and computes each
-mechanism view with the app's default settings; both ship as package data under
-`icr_app/assets/prebuilt/<model>/<task>/`. The app loads them when a visitor picks that task, and every tab
-keeps a button to recompute on the visitor's own settings. Artefacts are checked against the loaded model's
-fingerprint, so a file made for another model is never used.
+mechanism view with the app's default settings, and the answers of every method it can serve to the task's
+one-click query (`example_query`); all ship as package data under `icr_app/assets/prebuilt/<model>/<task>/`.
+The app loads them when a visitor picks that task, so the panels and tabs answer before any model work, and
+every tab keeps a button to recompute on the visitor's own settings. Everything is checked against the loaded
+model's fingerprint, so a file made for another model is never used.
 
     icl-lab prebuild --model smollm2-135m [--tasks sentiment,antonyms] [--out DIR]
 """
@@ -13,8 +14,10 @@ fingerprint, so a file made for another model is never used.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,13 +26,16 @@ from icr_app.core.artefacts import ArtefactError
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.core.paths import ASSETS
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.tasks import Task, builtin_names, builtin_task
+from icr_app.core.prompts import SHOTS
+from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task
 from icr_app.methods import REGISTRY
-from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods.base import Answering, BuildContext, Method, Prediction
 
 PREBUILT = ASSETS / "prebuilt"
 VIEWS = "views.json"
+ANSWERS = "answers.json"
 SEED = 0
+DEFAULT_QUERY = "An absolute joy from start to finish."  # the default task's one-click query
 EVALUATE = {"methods": ["zero-shot", "few-shot"], "n_test": 40}  # the Evaluate tab's defaults
 
 
@@ -54,16 +60,92 @@ def load_methods(lm: LoadedModel, task: str, root: Path | None = None) -> dict[s
                 out[name] = REGISTRY[name].load(path, lm)
             except ArtefactError:
                 continue
+            out[name].shipped = True
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _read_json(path: Path, mtime_ns: int) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def shipped_json(lm: LoadedModel, task: str, file: str, root: Path | None = None) -> dict[str, Any] | None:
+    """One shipped JSON file of `task` made for this model (None when missing or made for another model); read
+    once per version of the file, since every pick of the task asks for it again, so callers share it and
+    must not change it."""
+    path = folder(lm, task, root) / file
+    if not path.is_file():
+        return None
+    data = _read_json(path, path.stat().st_mtime_ns)
+    return data if data.get("fingerprint") == lm.fingerprint else None
 
 
 def load_views(lm: LoadedModel, task: str, root: Path | None = None) -> dict[str, Any]:
     """The cached mechanism views of `task` for this model ({} when there are none)."""
-    path = folder(lm, task, root) / VIEWS
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_text())
-    return data["views"] if data.get("fingerprint") == lm.fingerprint else {}
+    data = shipped_json(lm, task, VIEWS, root)
+    return data["views"] if data else {}
+
+
+@functools.cache
+def example_query(name: str) -> str:
+    """A one-click query for a built-in task: its last example's input (the default task's is DEFAULT_QUERY)."""
+    return DEFAULT_QUERY if name == DEFAULT_TASK else builtin_task(name).inputs[-1]
+
+
+def is_builtin(task: Task) -> bool:
+    """Whether `task` is a built-in task as shipped (an upload or an edited table with its name is not)."""
+    return task.name in builtin_names() and task == builtin_task(task.name)
+
+
+def answering(lm: LoadedModel, task: Task, name: str, shots: int = SHOTS, seed: int = SEED) -> Method:
+    """Method `name`, one that needs no build (zero-shot, few-shot, ICR), made for answering on `task`."""
+    spec = REGISTRY[name]
+    return spec.build(BuildContext(lm, task, Answering.of(lm, task), seed=int(seed), shots=int(shots)), spec.config())
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One method's answer to one query and the seconds it took; `shipped` when it was read from the package's
+    prebuilt answers (timed when they were made) rather than computed here."""
+
+    prediction: Prediction
+    seconds: float
+    shipped: bool = False
+
+
+def timed_answer(method: Method, query: str) -> Answer:
+    t0 = time.perf_counter()
+    pred = method.predict([query])[0]
+    return Answer(pred, time.perf_counter() - t0)
+
+
+def compute_answers(lm: LoadedModel, task: Task, methods: dict[str, Method]) -> dict[str, Any]:
+    """The answers to the task's one-click query of every method that needs no build and of the prebuilt
+    `methods`, with the app's default shots and seed, as JSON."""
+    query, answers = example_query(task.name), {}
+    for name, spec in REGISTRY.items():
+        try:
+            method = answering(lm, task, name) if spec.instant else methods.get(name)
+            if method is not None:
+                answer = timed_answer(method, query)
+                answers[name] = {"seconds": answer.seconds, "prediction": asdict(answer.prediction)}
+        except Exception as err:  # a method that cannot serve the task ships no answer; the app says why
+            print(f"{task.name}: {name} has no shipped answer: {err}")
+    return {"fingerprint": lm.fingerprint, "query": query, "shots": SHOTS, "seed": SEED, "answers": answers}
+
+
+def shipped_answer(lm: LoadedModel, task: Task, name: str, method: Method, query: str, shots: int, seed: int,
+                   root: Path | None = None) -> Answer | None:
+    """The shipped answer of `method` (method `name`) to `query`, when it is exactly what computing it here would
+    answer: a built-in task as shipped, a method that needs no build or the prebuilt one, the query and
+    settings the answers were made with, and this model (None otherwise)."""
+    if not (REGISTRY[name].instant or method.shipped) or not is_builtin(task):
+        return None
+    data = shipped_json(lm, task.name, ANSWERS, root)
+    if data is None or (data["query"], data["shots"], data["seed"]) != (query, int(shots), int(seed)):
+        return None
+    kept = data["answers"].get(name)
+    return None if kept is None else Answer(Prediction(**kept["prediction"]), kept["seconds"], shipped=True)
 
 
 def build_method(lm: LoadedModel, task: Task, name: str, config: Any = None, progress: Progress = no_progress
@@ -93,7 +175,8 @@ def compute_views(lm: LoadedModel, task: Task, progress: Progress = no_progress)
 def prebuild(lm: LoadedModel, tasks: list[str], root: Path | None = None, progress: Progress = no_progress,
              configs: dict[str, Any] | None = None, methods: list[str] | None = None, views: bool = True) -> None:
     """Build and save the stateful `methods` (default: all) and the views of each task (`configs`: other
-    configs than the defaults, for tests on tiny models)."""
+    configs than the defaults, for tests on tiny models), then the answers to its one-click query, always (a
+    few seconds), so that they are those of the methods now shipped."""
     configs = configs or {}
     for name in progress(tasks, desc="tasks"):
         task = builtin_task(name)
@@ -112,6 +195,9 @@ def prebuild(lm: LoadedModel, tasks: list[str], root: Path | None = None, progre
             data = {"fingerprint": lm.fingerprint, "views": compute_views(lm, task, progress)}
             (out / VIEWS).write_text(json.dumps(data, allow_nan=False))
             print(f"{name}: views computed in {time.perf_counter() - t0:.1f} s")
+        answers = compute_answers(lm, task, load_methods(lm, name, root))
+        (out / ANSWERS).write_text(json.dumps(answers, allow_nan=False))
+        print(f"{name}: answers of {', '.join(answers['answers'])} to its one-click query")
 
 
 def cmd_prebuild(args: argparse.Namespace) -> int:
@@ -133,5 +219,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=str(PREBUILT), help="the folder (default: the package's assets/prebuilt)")
     p.add_argument("--methods", default=None, help="comma-separated methods to build (default: every stateful one "
                    "but fine-tuning)")
-    p.add_argument("--no-views", action="store_true", help="build the methods only, keep the views already there")
+    p.add_argument("--no-views", action="store_true", help="skip the views, keep those already there (the answers "
+                   "to the one-click queries are always made)")
     p.set_defaults(func=cmd_prebuild)

@@ -250,7 +250,7 @@ def test_mechanism_views_render(server, lm):
 def test_picking_a_task_answers_its_example_query_in_one_call(server):
     """The picker loads the task and answers in the same call; an untouched query becomes the task's example, a
     typed one is kept."""
-    from icr_app.app.answers import example_query
+    from icr_app.prebuilt import example_query
 
     c = Client(server, verbose=False)
     out = c.predict("emotion", api_name="/load_builtin")
@@ -277,10 +277,10 @@ def test_an_answer_that_needs_no_build_is_computed_once_per_model(lm, monkeypatc
     real = FewShot.predict
     monkeypatch.setattr(FewShot, "predict", lambda self, queries: calls.append(queries) or real(self, queries))
     ctx, task = AppContext(lm), builtin_task("sentiment")
-    _, first, _ = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
-    _, again, _ = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
-    assert again is first and len(calls) == 1
-    assert real(FewShot(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first
+    _, first = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
+    _, again = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
+    assert again is first and len(calls) == 1 and not first.shipped
+    assert real(FewShot(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first.prediction
     predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 1)
     ctx.lm = tiny_lm(n_layers=2)
     predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
@@ -317,3 +317,53 @@ def test_the_memo_computes_once_for_callers_at_once_and_keeps_no_error(lm):
         with pytest.raises(RuntimeError, match="out of memory"):
             ctx.memo(("bad",), broken)
     assert runs == [1, 2, 2]
+
+
+def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact(lm, router, tmp_path, monkeypatch):
+    """`prebuild` ships every method's answer to a built-in task's one-click query; the app reads it (the same as
+    computing it) instead of computing, and computes whenever anything differs: the query, the seed, the task's
+    examples, a SITE the visitor built, the model."""
+    from dataclasses import replace
+
+    from tiny import tiny_lm
+
+    from icr_app import prebuilt
+    from icr_app.app.answers import predict_one
+    from icr_app.app.context import AppContext
+    from icr_app.methods.base import Method
+    from icr_app.methods.site.method import SiteConfig
+
+    monkeypatch.setattr(icr_method, "load_pretrained_router", lambda _lm: router)
+    icr_method._ROUTERS.clear()
+    small = SiteConfig(n_prompts=4, n_demos=3, steps=4, batch_size=8, eval_every=2, patience=2, max_examples=24)
+    prebuilt.prebuild(lm, ["sentiment"], tmp_path, configs={"site": small}, methods=["site"], views=False)
+    monkeypatch.setattr(prebuilt, "PREBUILT", tmp_path)
+    task, query, ctx = builtin_task("sentiment"), prebuilt.example_query("sentiment"), AppContext(lm)
+    built = prebuilt.load_methods(lm, "sentiment")
+    fresh = {name: prebuilt.timed_answer(built.get(name) or prebuilt.answering(lm, task, name), query).prediction
+             for name in SHOWN}
+
+    calls = []
+    real = Method.predict
+    monkeypatch.setattr(Method, "predict", lambda self, queries: calls.append(self.name) or real(self, queries))
+    for name in SHOWN:
+        method, answer = predict_one(ctx, name, task, built, query, 10, 0)
+        assert answer.shipped and method.name == name, name
+        assert answer.prediction.prediction == fresh[name].prediction, name
+        assert answer.prediction.label_probs == pytest.approx(fresh[name].label_probs, abs=1e-5), name
+    assert calls == []  # nothing computed
+
+    def computed(name: str, *args, task=task, built=built, lm=lm) -> bool:
+        calls.clear()
+        ctx.lm = lm
+        _, answer = predict_one(ctx, name, task, built, *args)
+        return not answer.shipped and len(calls) == 1
+
+    edited = replace(task, examples=task.examples[:-1])
+    visitors_site = prebuilt.build_method(lm, task, "site", small)
+    assert computed("zero-shot", "another query", 10, 0)
+    assert computed("few-shot", query, 10, 1)
+    assert computed("zero-shot", query, 10, 0, task=edited)
+    assert computed("site", query, 10, 0, built={"site": visitors_site})
+    assert computed("zero-shot", query, 10, 0, lm=tiny_lm(n_layers=2))
+    icr_method._ROUTERS.clear()

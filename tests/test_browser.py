@@ -37,11 +37,11 @@ from icr_app import prebuilt
 from icr_app.analyses.anchors import cached as anchors_cached
 from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.app import launch
-from icr_app.app.answers import example_query
 from icr_app.methods import REGISTRY
 from icr_app.methods.icr import method as icr_method
 from icr_app.methods.site.artefact import load_site
 from icr_app.methods.site.method import SiteConfig
+from icr_app.prebuilt import example_query
 
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)

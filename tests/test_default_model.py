@@ -69,3 +69,25 @@ def test_shipped_site_task_is_what_prebuild_makes(real_lm):
     assert torch.allclose(rebuilt.state.t, shipped.t, rtol=1e-4, atol=1e-5)
     assert torch.allclose(rebuilt.state.alpha, shipped.alpha, atol=5e-3)
     assert rebuilt.state.meta.steps == shipped.meta.steps
+
+
+def test_every_builtin_task_ships_its_views_and_one_click_answers(real_lm):
+    """`icl-lab prebuild` made every built-in task's views and its answers to its one-click query for this model,
+    and the shipped answers of one task are what the model answers here (probabilities up to float rounding
+    across CPUs)."""
+    from icr_app import prebuilt
+    from icr_app.core.tasks import builtin_names
+    from icr_app.methods import DEFAULT_PANELS
+
+    for name in builtin_names():
+        assert prebuilt.load_views(real_lm, name), name
+        answers = prebuilt.shipped_json(real_lm, name, prebuilt.ANSWERS)
+        assert answers is not None and set(DEFAULT_PANELS) <= set(answers["answers"]), name
+        assert answers["query"] == prebuilt.example_query(name)
+    shipped = prebuilt.shipped_json(real_lm, "emotion", prebuilt.ANSWERS)["answers"]
+    again = prebuilt.compute_answers(real_lm, builtin_task("emotion"), prebuilt.load_methods(real_lm, "emotion"))
+    assert set(again["answers"]) == set(shipped)
+    for name, answer in again["answers"].items():
+        new, old = answer["prediction"], shipped[name]["prediction"]
+        assert (new["prediction"], new["prompt"]) == (old["prediction"], old["prompt"]), name
+        assert new["label_probs"] == pytest.approx(old["label_probs"], abs=1e-3), name

@@ -2,14 +2,14 @@
 
 A method that costs nothing to build (zero-shot, few-shot, ICR) is built for each answer; the others are
 built once per task (Build button, or their own tab) and kept in the visitor's `built` state. For a built-in
-task the shipped prebuilt methods and views (`icr_app.prebuilt`) are loaded the moment it is picked, and every
-panel answers at once. A method that cannot answer says why in its own panel while the others answer.
+task the shipped prebuilt methods, views and answers to its one-click query (`icr_app.prebuilt`) are loaded the
+moment it is picked, and every panel answers at once. A method that cannot answer says why in its own panel
+while the others answer.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -19,17 +19,17 @@ import pandas as pd
 
 from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
+from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
 from icr_app.methods import DEFAULT_PANELS, REGISTRY
-from icr_app.methods.base import Answering, BuildContext, Method, Prediction
+from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.prebuilt import DEFAULT_QUERY, Answer, example_query, timed_answer
 from icr_app.views.answers import label_prob_bars
 
 MAX_BATCH = 50
 NOT_BUILT = "not built for this task yet: press “Build selected methods”"
 KINDS = {"baseline": "baseline", "implicit": "implicit ICL: nothing added to the prompt",
          "fine-tuning": "explicit fine-tuning of weights, not implicit ICL"}
-DEFAULT_QUERY = "An absolute joy from start to finish."
-DEFAULT_SHOTS = 10
 AFTER_ANSWERS = "drawn once the answer panels above have answered"  # live figures: the page is served first
 
 
@@ -61,12 +61,6 @@ def describe(task: Task) -> str:
     return f"**{task.name}**: {len(task.examples)} examples; {kind}"
 
 
-@functools.cache
-def example_query(name: str) -> str:
-    """A one-click query for a built-in task: its last example's input (the default task's is DEFAULT_QUERY)."""
-    return DEFAULT_QUERY if name == DEFAULT_TASK else builtin_task(name).inputs[-1]
-
-
 def query_for(name: str, query: str) -> str:
     """The query to ask after picking built-in task `name`: its example query, unless the visitor typed their own
     (an empty box gets the example too, so the pick still answers)."""
@@ -82,50 +76,50 @@ def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method],
     if not spec.instant:
         method = built.get(name)
         return method if method is not None and method.lm is ctx.lm else None
-    context = BuildContext(ctx.lm, task, Answering.of(ctx.lm, task), seed=int(seed), shots=int(shots))
-    return spec.build(context, spec.config())
+    return prebuilt.answering(ctx.lm, task, name, shots, seed)
 
 
-def panel_text(name: str, method: Method, pred: Prediction, seconds: float) -> str:
-    spec = REGISTRY[name]
-    facts = [f"{seconds * 1000:.0f} ms", f"prompt {pred.prompt_tokens} tokens"]
+def panel_text(name: str, method: Method, answer: Answer) -> str:
+    spec, pred = REGISTRY[name], answer.prediction
+    facts = [f"{answer.seconds * 1000:.0f} ms", f"prompt {pred.prompt_tokens} tokens"]
     if method.stored_parameters:
         facts.append(f"{method.stored_parameters:,} stored parameters")
     if method.trainable_parameters:
         facts.append(f"{method.trainable_parameters:,} trained")
     if method.build_s:
         facts.append(f"built in {method.build_s:.1f} s")
+    if answer.shipped:
+        facts.append("answer shipped with the app, timed when it was made")
     return (f"### {spec.title}\n**{pred.prediction or '(empty)'}**\n\n" + " · ".join(facts)
             + f"\n\n<sub>{KINDS[spec.kind]}</sub>")
 
 
-def timed_predict(method: Method, query: str) -> tuple[Prediction, float]:
-    t0 = time.perf_counter()
-    pred = method.predict([query])[0]
-    return pred, time.perf_counter() - t0
-
-
 def predict_one(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int, seed: int
-                ) -> tuple[Method | None, Prediction | None, float]:
-    """Method `name`'s answer to `query` and the seconds it took (None when it is not built). A method that needs
-    no build answers the same for the same (model, task, query, shots, seed), so that answer is kept
-    (`ctx.memo`) for the other panels and tabs that ask it again."""
+                ) -> tuple[Method | None, Answer | None]:
+    """Method `name` and its answer to `query` (None, None when it is not built). A built-in task's one-click query
+    has its answers shipped (`prebuilt.shipped_answer`). A method that needs no build answers the same for the
+    same (model, task, query, shots, seed), so that answer is kept (`ctx.memo`) for the other panels and tabs
+    that ask it again."""
     method = method_for(ctx, name, task, built, shots, seed)
     if method is None:
-        return None, None, 0.0
+        return None, None
+    shipped = prebuilt.shipped_answer(ctx.lm, task, name, method, query, shots, seed)
+    if shipped is not None:
+        return method, shipped
     if not REGISTRY[name].instant:
-        return method, *timed_predict(method, query)
-    return method, *ctx.memo((name, task, query, int(shots), int(seed)), lambda: timed_predict(method, query))
+        return method, timed_answer(method, query)
+    return method, ctx.memo((name, task, query, int(shots), int(seed)), lambda: timed_answer(method, query))
 
 
 def warm_answers(ctx: AppContext) -> None:
     """Answer the default query in the default panels that need no build, so that the page, opened while this
-    runs, finds them answered (model work at start overlaps the browser loading the page)."""
+    runs, finds them answered (model work at start overlaps the browser loading the page). Nothing to do when
+    the model has the answers shipped; another model computes them here."""
     task = builtin_task(DEFAULT_TASK)
     for name in DEFAULT_PANELS:
         if REGISTRY[name].instant:
             with contextlib.suppress(Exception):  # a method that cannot answer says why when the page asks
-                predict_one(ctx, name, task, {}, DEFAULT_QUERY, DEFAULT_SHOTS, 0)
+                predict_one(ctx, name, task, {}, DEFAULT_QUERY, SHOTS, prebuilt.SEED)
 
 
 def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int,
@@ -133,12 +127,13 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
     """One method's answer to one query: (markdown, probability figure, prompt used); errors stay in the panel."""
     title = REGISTRY[name].title
     try:
-        method, pred, seconds = predict_one(ctx, name, task, built, query, shots, seed)
+        method, answer = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
         return f"### {title}\n_cannot answer: {err}_", label_prob_bars(None, title, "not available"), ""
-    if method is None:
+    if method is None or answer is None:
         return f"### {title}\n_{NOT_BUILT}_", label_prob_bars(None, title, "not built yet"), ""
-    return panel_text(name, method, pred, seconds), label_prob_bars(pred.label_probs, title), pred.prompt
+    pred = answer.prediction
+    return panel_text(name, method, answer), label_prob_bars(pred.label_probs, title), pred.prompt
 
 
 def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
@@ -160,7 +155,7 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
     with gr.Row():
         query = gr.Textbox(label="Query", value=DEFAULT_QUERY, lines=2, scale=4)
         with gr.Column(scale=1):
-            shots = gr.Slider(1, 20, value=DEFAULT_SHOTS, step=1, label="few-shot demonstrations")
+            shots = gr.Slider(1, 20, value=SHOTS, step=1, label="few-shot demonstrations")
             seed = gr.Number(0, precision=0, label="seed")
     examples = gr.Examples([[name, example_query(name)] for name in builtin_names()], [builtin, query],
                            label="one-click queries (a built-in task and one of its inputs)", examples_per_page=6)

@@ -73,6 +73,7 @@ class Method:
     stored_parameters = 0
     trainable_parameters = 0
     build_s = 0.0  # how long its build took, set by whoever built it
+    shipped = False  # loaded from the package's prebuilt files (`icr_app.prebuilt`), whose answers it shares
 
     def __init__(self, lm: LoadedModel, answering: Answering) -> None:
         self.lm = lm
