@@ -105,18 +105,22 @@ def answering(lm: LoadedModel, task: Task, name: str, shots: int = SHOTS, seed: 
 
 @dataclass(frozen=True)
 class Answer:
-    """One method's answer to one query and the seconds it took; `shipped` when it was read from the package's
-    prebuilt answers (timed when they were made) rather than computed here."""
+    """One method's answer to one query, the seconds it took and what the method keeps and trained; `shipped`
+    when it was read from the package's prebuilt answers (timed when they were made) rather than computed here."""
 
     prediction: Prediction
     seconds: float
+    stored_parameters: int = 0
+    trainable_parameters: int = 0
+    build_s: float = 0.0
     shipped: bool = False
 
 
 def timed_answer(method: Method, query: str) -> Answer:
     t0 = time.perf_counter()
     pred = method.predict([query])[0]
-    return Answer(pred, time.perf_counter() - t0)
+    return Answer(pred, time.perf_counter() - t0, method.stored_parameters, method.trainable_parameters,
+                  method.build_s)
 
 
 def compute_answers(lm: LoadedModel, task: Task, methods: dict[str, Method]) -> dict[str, Any]:
@@ -127,25 +131,27 @@ def compute_answers(lm: LoadedModel, task: Task, methods: dict[str, Method]) -> 
         try:
             method = answering(lm, task, name) if spec.instant else methods.get(name)
             if method is not None:
-                answer = timed_answer(method, query)
-                answers[name] = {"seconds": answer.seconds, "prediction": asdict(answer.prediction)}
+                answers[name] = asdict(timed_answer(method, query))
         except Exception as err:  # a method that cannot serve the task ships no answer; the app says why
             print(f"{task.name}: {name} has no shipped answer: {err}")
     return {"fingerprint": lm.fingerprint, "query": query, "shots": SHOTS, "seed": SEED, "answers": answers}
 
 
-def shipped_answer(lm: LoadedModel, task: Task, name: str, method: Method, query: str, shots: int, seed: int,
-                   root: Path | None = None) -> Answer | None:
-    """The shipped answer of `method` (method `name`) to `query`, when it is exactly what computing it here would
-    answer: a built-in task as shipped, a method that needs no build or the prebuilt one, the query and
-    settings the answers were made with, and this model (None otherwise)."""
-    if not (REGISTRY[name].instant or method.shipped) or not is_builtin(task):
+def shipped_answer(lm: LoadedModel, task: Task, name: str, query: str, shots: int, seed: int,
+                   method: Method | None = None, root: Path | None = None) -> Answer | None:
+    """The shipped answer of method `name` to `query`, when it is exactly what computing it here would answer:
+    a built-in task as shipped, a method that needs no build or the prebuilt one (`method`, the visitor's), the
+    query and settings the answers were made with, and this model (None otherwise). A method that needs no build
+    is not even made: the ICR router alone takes 3 s to load at first."""
+    if not (REGISTRY[name].instant or (method is not None and method.shipped)) or not is_builtin(task):
         return None
     data = shipped_json(lm, task.name, ANSWERS, root)
     if data is None or (data["query"], data["shots"], data["seed"]) != (query, int(shots), int(seed)):
         return None
     kept = data["answers"].get(name)
-    return None if kept is None else Answer(Prediction(**kept["prediction"]), kept["seconds"], shipped=True)
+    if kept is None:
+        return None
+    return Answer(**{**kept, "prediction": Prediction(**kept["prediction"]), "shipped": True})
 
 
 def build_method(lm: LoadedModel, task: Task, name: str, config: Any = None, progress: Progress = no_progress

@@ -277,8 +277,8 @@ def test_an_answer_that_needs_no_build_is_computed_once_per_model(lm, monkeypatc
     real = FewShot.predict
     monkeypatch.setattr(FewShot, "predict", lambda self, queries: calls.append(queries) or real(self, queries))
     ctx, task = AppContext(lm), builtin_task("sentiment")
-    _, first = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
-    _, again = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
+    first = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
+    again = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
     assert again is first and len(calls) == 1 and not first.shipped
     assert real(FewShot(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first.prediction
     predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 1)
@@ -340,23 +340,23 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     monkeypatch.setattr(prebuilt, "PREBUILT", tmp_path)
     task, query, ctx = builtin_task("sentiment"), prebuilt.example_query("sentiment"), AppContext(lm)
     built = prebuilt.load_methods(lm, "sentiment")
-    fresh = {name: prebuilt.timed_answer(built.get(name) or prebuilt.answering(lm, task, name), query).prediction
-             for name in SHOWN}
-
     calls = []
     real = Method.predict
     monkeypatch.setattr(Method, "predict", lambda self, queries: calls.append(self.name) or real(self, queries))
-    for name in SHOWN:
-        method, answer = predict_one(ctx, name, task, built, query, 10, 0)
-        assert answer.shipped and method.name == name, name
-        assert answer.prediction.prediction == fresh[name].prediction, name
-        assert answer.prediction.label_probs == pytest.approx(fresh[name].label_probs, abs=1e-5), name
-    assert calls == []  # nothing computed
+    icr_method._ROUTERS.clear()
+    shipped = {name: predict_one(ctx, name, task, built, query, 10, 0) for name in SHOWN}
+    assert calls == [] and not icr_method._ROUTERS  # nothing computed, not even the ICR router loaded
+    for name, answer in shipped.items():
+        fresh = prebuilt.timed_answer(built.get(name) or prebuilt.answering(lm, task, name), query)
+        assert answer.shipped and not fresh.shipped, name
+        assert answer.prediction.prediction == fresh.prediction.prediction, name
+        assert answer.prediction.label_probs == pytest.approx(fresh.prediction.label_probs, abs=1e-5), name
+        assert answer.stored_parameters == fresh.stored_parameters, name
 
     def computed(name: str, *args, task=task, built=built, lm=lm) -> bool:
         calls.clear()
         ctx.lm = lm
-        _, answer = predict_one(ctx, name, task, built, *args)
+        answer = predict_one(ctx, name, task, built, *args)
         return not answer.shipped and len(calls) == 1
 
     edited = replace(task, examples=task.examples[:-1])

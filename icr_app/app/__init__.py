@@ -8,12 +8,10 @@ One builder per tab: the answers section (`answers`), the guided tour (`tour`), 
 from __future__ import annotations
 
 import os
-import sys
-import threading
 
 import gradio as gr
 
-from icr_app.app.answers import build_section, warm_answers
+from icr_app.app.answers import build_section
 from icr_app.app.context import AppContext
 from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
 from icr_app.app.tour import build_tab as build_tour
@@ -22,7 +20,6 @@ from icr_app.core.paths import resolve
 from icr_app.core.tasks import MAX_BYTES
 from icr_app.methods import REGISTRY
 
-SWITCH_INTERVAL_S = 0.0002
 ANALYSIS_TABS = ("icr_app.analyses.anchors.panel:build_tab", "icr_app.analyses.rank1.panel:build_tab")
 
 INTRO = """# ICL Lab
@@ -37,13 +34,10 @@ build the methods that learn from the examples → open the tabs below to see *w
 """
 
 
-def build_demo(lm: LoadedModel | str | None = None, warm: bool = False) -> gr.Blocks:
-    """The whole page over one loaded model (the tests pass a tiny one); with `warm`, the default query is
-    answered in the background meanwhile, so the page finds its first answers ready."""
+def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
+    """The whole page over one loaded model (the tests pass a tiny one)."""
     lm = load_model(lm or DEFAULT_MODEL) if not isinstance(lm, LoadedModel) else lm
     ctx = AppContext(lm)
-    if warm:
-        threading.Thread(target=warm_answers, args=(ctx,), daemon=True).start()
     with gr.Blocks(title="ICL Lab", delete_cache=(1800, 3600)) as demo:
         gr.Markdown(INTRO)
         page = build_section(ctx, demo)
@@ -57,11 +51,7 @@ def build_demo(lm: LoadedModel | str | None = None, warm: bool = False) -> gr.Bl
 
 def launch(model: LoadedModel | str | None = None, **kwargs) -> gr.Blocks:
     """Queue and serve; `ICL_LAB_CONCURRENCY` answers run at once (they take turns on the model's lock)."""
-    # The first answers are computed in a thread while the page is built and served. Each of a forward pass's
-    # hundreds of short torch ops needs the GIL back, and with Python's default 5 ms slices it waited behind the
-    # page's Python work: the first zero-shot answer took 5 s instead of 0.3 s.
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    demo = build_demo(model, warm=True)
+    demo = build_demo(model)
     demo.queue(default_concurrency_limit=int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), max_size=64)
     demo.launch(max_file_size=MAX_BYTES, **kwargs)
     return demo

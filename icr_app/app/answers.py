@@ -9,7 +9,6 @@ while the others answer.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -79,15 +78,15 @@ def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method],
     return prebuilt.answering(ctx.lm, task, name, shots, seed)
 
 
-def panel_text(name: str, method: Method, answer: Answer) -> str:
+def panel_text(name: str, answer: Answer) -> str:
     spec, pred = REGISTRY[name], answer.prediction
     facts = [f"{answer.seconds * 1000:.0f} ms", f"prompt {pred.prompt_tokens} tokens"]
-    if method.stored_parameters:
-        facts.append(f"{method.stored_parameters:,} stored parameters")
-    if method.trainable_parameters:
-        facts.append(f"{method.trainable_parameters:,} trained")
-    if method.build_s:
-        facts.append(f"built in {method.build_s:.1f} s")
+    if answer.stored_parameters:
+        facts.append(f"{answer.stored_parameters:,} stored parameters")
+    if answer.trainable_parameters:
+        facts.append(f"{answer.trainable_parameters:,} trained")
+    if answer.build_s:
+        facts.append(f"built in {answer.build_s:.1f} s")
     if answer.shipped:
         facts.append("answer shipped with the app, timed when it was made")
     return (f"### {spec.title}\n**{pred.prediction or '(empty)'}**\n\n" + " · ".join(facts)
@@ -95,31 +94,22 @@ def panel_text(name: str, method: Method, answer: Answer) -> str:
 
 
 def predict_one(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int, seed: int
-                ) -> tuple[Method | None, Answer | None]:
-    """Method `name` and its answer to `query` (None, None when it is not built). A built-in task's one-click query
-    has its answers shipped (`prebuilt.shipped_answer`). A method that needs no build answers the same for the
-    same (model, task, query, shots, seed), so that answer is kept (`ctx.memo`) for the other panels and tabs
-    that ask it again."""
-    method = method_for(ctx, name, task, built, shots, seed)
-    if method is None:
-        return None, None
-    shipped = prebuilt.shipped_answer(ctx.lm, task, name, method, query, shots, seed)
+                ) -> Answer | None:
+    """Method `name`'s answer to `query` (None when it is not built). A built-in task's one-click query has its
+    answers shipped (`prebuilt.shipped_answer`). A method that needs no build answers the same for the same
+    (model, task, query, shots, seed), so that answer is kept (`ctx.memo`) for the other panels and tabs that
+    ask it again."""
+    instant = REGISTRY[name].instant
+    method = None if instant else method_for(ctx, name, task, built, shots, seed)
+    if not instant and method is None:
+        return None
+    shipped = prebuilt.shipped_answer(ctx.lm, task, name, query, shots, seed, method)
     if shipped is not None:
-        return method, shipped
-    if not REGISTRY[name].instant:
-        return method, timed_answer(method, query)
-    return method, ctx.memo((name, task, query, int(shots), int(seed)), lambda: timed_answer(method, query))
-
-
-def warm_answers(ctx: AppContext) -> None:
-    """Answer the default query in the default panels that need no build, so that the page, opened while this
-    runs, finds them answered (model work at start overlaps the browser loading the page). Nothing to do when
-    the model has the answers shipped; another model computes them here."""
-    task = builtin_task(DEFAULT_TASK)
-    for name in DEFAULT_PANELS:
-        if REGISTRY[name].instant:
-            with contextlib.suppress(Exception):  # a method that cannot answer says why when the page asks
-                predict_one(ctx, name, task, {}, DEFAULT_QUERY, SHOTS, prebuilt.SEED)
+        return shipped
+    if method is not None:
+        return timed_answer(method, query)
+    return ctx.memo((name, task, query, int(shots), int(seed)),
+                    lambda: timed_answer(method_for(ctx, name, task, built, shots, seed), query))
 
 
 def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int,
@@ -127,13 +117,13 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
     """One method's answer to one query: (markdown, probability figure, prompt used); errors stay in the panel."""
     title = REGISTRY[name].title
     try:
-        method, answer = predict_one(ctx, name, task, built, query, shots, seed)
+        answer = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
         return f"### {title}\n_cannot answer: {err}_", label_prob_bars(None, title, "not available"), ""
-    if method is None or answer is None:
+    if answer is None:
         return f"### {title}\n_{NOT_BUILT}_", label_prob_bars(None, title, "not built yet"), ""
     pred = answer.prediction
-    return panel_text(name, method, answer), label_prob_bars(pred.label_probs, title), pred.prompt
+    return panel_text(name, answer), label_prob_bars(pred.label_probs, title), pred.prompt
 
 
 def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:

@@ -56,7 +56,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         if task.kind != "classification":
             return _note("an open task: see the answers above (the tour's bars need labels)")
         query = clip_query(query)
-        rows = {title: predict_one(ctx, name, task, {}, query, shots, seed)[1].prediction.label_probs
+        rows = {title: predict_one(ctx, name, task, {}, query, shots, seed).prediction.label_probs
                 for name, title in (("zero-shot", "zero-shot"), ("few-shot", f"{int(shots)}-shot"))}
         return _bars(rows, f"“{query[:50]}”: zero-shot vs few-shot")
 
