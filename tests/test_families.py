@@ -12,7 +12,7 @@ from contextlib import nullcontext
 
 import pytest
 import torch
-from families import FAMILIES
+from families import FAMILIES, tiny_model
 from test_icr import hash_encoder
 from tiny import family_lm, tiny_tokenizer
 from transformers import BloomConfig, BloomForCausalLM
@@ -128,6 +128,17 @@ def test_site_cached_prefix_equals_the_full_prompt(flm):
     torch.testing.assert_close(cached, full, atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.parametrize("family", ["gpt2", "gpt_neox"])
+def test_a_stray_kv_head_count_in_the_config_is_ignored_where_the_family_has_no_grouped_heads(family, sentiment):
+    """Configs saved by other tools can carry `num_key_value_heads`; GPT-2 and GPT-NeoX never group their heads."""
+    tok = tiny_tokenizer()
+    lm = wrap(f"tiny-{family}-stray-kv", tiny_model(family, tok, num_key_value_heads=2), tok)
+    assert lm.model.config.num_key_value_heads == 2
+    assert lm.n_kv_heads == lm.n_heads == 4
+    rep = evaluate(lm, sentiment, ["site"], n_test=4, shots=2, configs={"site": TINY_SITE})
+    assert not rep.failed, rep.methods["site"].error
+
+
 def test_site_and_baselines_evaluate(flm, sentiment):
     rep = evaluate(flm, sentiment, ["zero-shot", "few-shot", "site"], n_test=6, shots=2, configs={"site": TINY_SITE})
     assert not rep.failed, {k: v.error for k, v in rep.methods.items()}
@@ -143,7 +154,10 @@ def test_icr_untrained_router_is_the_plain_model_and_a_trained_one_routes(flm, s
     queries = sentiment.inputs[:4]
     plain = [p.label_probs for p in ZeroShot(flm, answering).predict(queries)]
     zero = new_router(flm, pids, 32, layers=layers, encoder=hash_encoder)
-    assert [p.label_probs for p in ICR(flm, answering, zero).predict(queries)] == pytest.approx(plain, abs=1e-6)
+    routed_probs = [p.label_probs for p in ICR(flm, answering, zero).predict(queries)]
+    assert len(routed_probs) == len(plain)
+    for got, want in zip(routed_probs, plain):  # approx compares one flat dict at a time, not a list of them
+        assert got == pytest.approx(want, abs=1e-6)
     moved = new_router(flm, pids, 32, layers=layers, encoder=hash_encoder)
     torch.nn.init.normal_(moved.net.alpha_mlp[-1].weight, std=20.0)
     enc = encode(flm, [answering.template.zero_shot(x) for x in queries])

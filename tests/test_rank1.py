@@ -157,3 +157,29 @@ def test_real_model_identity_within_1e4(real_lm, shared_data):
     for layer in (0, real_lm.n_layers // 2, real_lm.n_layers - 2):
         err = patched_output(real_lm, free, make_patch(real_lm, layer, ctx, free)) - ctx.out[layer]
         assert float(err.abs().max()) <= 1e-4
+
+
+def test_a_layer_without_update_reads_as_such_in_the_table_the_json_and_the_view(tmp_path, capsys):
+    """GPT-NeoX's first MLP reads the query token's embedding alone (parallel residual), so its ΔW is zero:
+    σ₂/σ₁ is undefined there, which the table prints as "-", the JSON as null and the tab explains."""
+    from icr_app.analyses.rank1.panel import figures
+
+    neox = family_lm("gpt_neox")
+    path = tmp_path / "neox"
+    neox.model.save_pretrained(path)
+    neox.tokenizer.save_pretrained(path)
+    out = tmp_path / "r.json"
+    assert cli.main(["rank1", "--data", "sentiment", "--model", str(path), "--shots", "2", "--n-transfer", "1",
+                     "--json", str(out)]) == 0
+    table = capsys.readouterr().out
+    row0 = next(line for line in table.splitlines() if line.split() and line.split()[0] == "0")
+    assert row0.split()[5] == "-"
+    assert "layer 0: no update" in table
+    data = json.loads(out.read_text())
+    assert data["sigma"]["fc"][0][0] == 0.0 and data["sigma_ratio"]["fc"][0] is None
+    assert data["no_update_layers"] == [0]
+    assert all(r is not None for r in data["sigma_ratio"]["fc"][1:])  # later layers do see the context
+    *figs, note = figures({"rank1": data}, 0)
+    assert "layer 0: no update" in note and "GPT-NeoX" in note
+    assert "no update" in figs[1].data[0].name
+    assert figures({"rank1": data}, 2)[4] == note  # the note is about the report, whichever layer is detailed

@@ -44,6 +44,8 @@ class Family:
     conv1d: bool = False  # GPT-2: weights stored (in, out)
     branch: str = "mlp"  # the module whose output is the MLP branch as added to the residual stream
     lora_targets: tuple[str, ...] = ("q_proj", "v_proj")
+    # GPT-2 and GPT-NeoX have one key/value head per query head whatever a config saved by another tool says
+    grouped_kv: bool = True
 
 
 _LLAMA = Family(blocks="model.layers", attention="self_attn", head_out="o_proj", qk="separate",
@@ -62,10 +64,11 @@ FAMILIES: dict[str, Family] = {
                    qk_modules=("qkv_proj",), mlp_first=(("gate_up", "mlp.gate_up_proj.weight"),), fused_mlp=True,
                    lora_targets=("qkv_proj",)),
     "gpt2": Family(blocks="transformer.h", attention="attn", head_out="c_proj", qk="fused", qk_modules=("c_attn",),
-                   mlp_first=(("fc", "mlp.c_fc.weight"),), conv1d=True, lora_targets=("c_attn",)),
+                   mlp_first=(("fc", "mlp.c_fc.weight"),), conv1d=True, lora_targets=("c_attn",),
+                   grouped_kv=False),
     "gpt_neox": Family(blocks="gpt_neox.layers", attention="attention", head_out="dense", qk="interleaved",
                        qk_modules=("query_key_value",), mlp_first=(("fc", "mlp.dense_h_to_4h.weight"),),
-                       lora_targets=("query_key_value",)),
+                       lora_targets=("query_key_value",), grouped_kv=False),
 }
 FAMILY_NAMES = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "qwen3": "Qwen3", "gemma3_text": "Gemma-3",
                 "olmo2": "OLMo-2", "phi3": "Phi-3", "gpt2": "GPT-2", "gpt_neox": "GPT-NeoX"}
@@ -108,7 +111,8 @@ class Adapter:
         self.blocks: nn.ModuleList = model.get_submodule(self.family.blocks)
         self.n_layers = len(self.blocks)
         self.n_heads = cfg.num_attention_heads
-        self.n_kv_heads = getattr(cfg, "num_key_value_heads", None) or self.n_heads
+        grouped = self.family.grouped_kv and getattr(cfg, "num_key_value_heads", None)
+        self.n_kv_heads = grouped or self.n_heads
         self.head_dim = _in_features(self.head_out(0)) // self.n_heads  # not hidden // H: Gemma-3 and Qwen3 differ
         first = self.family.mlp_first
         if self.family.fused_mlp:  # [gate; up], each intermediate_size rows

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import torch
@@ -170,8 +170,26 @@ class Rank1Report:
     sweep: DemoSweep
     transfer: Transfer
 
+    @property
+    def sigma_ratio(self) -> dict[str, list[float | None]]:
+        """σ₂/σ₁ of each ΔW per checked layer; None where ΔW is zero (see `no_update_layers`)."""
+        return {name: [s[1] / s[0] if s[0] else None for s in rows] for name, rows in self.sigma.items()}
+
+    @property
+    def no_update_layers(self) -> list[int]:
+        """Checked layers where every ΔW is zero: the context leaves the MLP's input at the query unchanged, so
+        there is no update whose rank could be read. GPT-NeoX's parallel block feeds its MLP the block's input,
+        which at the first layer is the query token's embedding alone, the same with and without context."""
+        return [layer for i, layer in enumerate(self.layers) if all(rows[i][0] == 0 for rows in self.sigma.values())]
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields, plus the derived `sigma_ratio` (null where ΔW is zero) and `no_update_layers`."""
+        return {**asdict(self), "sigma_ratio": self.sigma_ratio, "no_update_layers": self.no_update_layers}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Rank1Report:
+        kept = {f.name: data[f.name] for f in fields(cls)}  # the derived keys are recomputed, not read
+        return cls(**{**kept, "sweep": DemoSweep(**data["sweep"]), "transfer": Transfer(**data["transfer"])})
 
 
 class Rank1Setup:
@@ -289,12 +307,13 @@ def summary_table(report: Rank1Report) -> str:
     """One row per checked layer: the identity, the gap it closes, rank 1, and transfer."""
     tr = report.transfer
     names = list(report.sigma)
+    ratio = report.sigma_ratio
     head = (f"{'layer':>5} {'max|err|':>9} {'ulp':>5} {'max|y_C|':>9} {'no patch':>9} "
             + " ".join(f"{'s2/s1 ' + n:>10}" for n in names) + f" {'own x2':>9} {'moved x2':>9} {'none x2':>9}")
     lines = [f"task={report.task} model={report.model} shots={report.shots} seed={report.seed}",
              f"query={report.query!r}", head, "-" * len(head)]
     for i, layer in enumerate(report.layers):
-        ratios = " ".join(f"{report.sigma[n][i][1] / report.sigma[n][i][0]:>10.1e}" for n in names)
+        ratios = " ".join("-".rjust(10) if ratio[n][i] is None else f"{ratio[n][i]:>10.1e}" for n in names)
         lines.append(
             f"{layer:>5} {report.max_abs_error[i]:>9.2e} {report.max_ulp_error[i]:>5.1f} "
             f"{report.output_scale[i]:>9.1f} {report.unpatched_error[i]:>9.2e} {ratios} "
@@ -302,4 +321,16 @@ def summary_table(report: Rank1Report) -> str:
         )
     lines.append(f"max over layers: {max(report.max_abs_error):.2e} "
                  f"({max(report.max_ulp_error):.1f} ulp); x2 = mean over {len(tr.queries)} other queries")
+    if report.no_update_layers:
+        lines.append(f"s2/s1 '-': {no_update_note(report)}")
     return "\n".join(lines)
+
+
+def no_update_note(report: Rank1Report) -> str:
+    """Which checked layers have no update and why; empty when every layer has one."""
+    if not report.no_update_layers:
+        return ""
+    layers = ", ".join(str(layer) for layer in report.no_update_layers)
+    return (f"layer {layers}: no update (ΔW = 0, σ₂/σ₁ undefined). The context does not change the MLP's input at "
+            "the query there, so there is nothing for a weight update to carry; in GPT-NeoX's parallel block the "
+            "MLP reads the block's input, which at the first layer is the query token's embedding alone.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from icr_app.analyses.rank1.analysis import DemoSweep, Rank1Report, Transfer, rank1_analysis
+from icr_app.analyses.rank1.analysis import Rank1Report, rank1_analysis
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.tasks import Task
@@ -23,4 +23,4 @@ def default_view(lm: LoadedModel, task: Task, progress: Progress = no_progress) 
 
 
 def report(data: dict[str, Any]) -> Rank1Report:
-    return Rank1Report(**{**data, "sweep": DemoSweep(**data["sweep"]), "transfer": Transfer(**data["transfer"])})
+    return Rank1Report.from_json(data)

@@ -10,6 +10,7 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from icr_app.analyses.rank1 import cached
+from icr_app.analyses.rank1.analysis import no_update_note
 from icr_app.analyses.rank1.views import (
     error_by_layer_figure,
     norm_vs_demos_figure,
@@ -37,12 +38,13 @@ def _placeholder() -> go.Figure:
 
 
 def figures(views: dict, layer: int) -> tuple:
+    """The four figures, then the note on layers without an update (empty when every layer has one)."""
     if "rank1" not in views:
-        return tuple(_placeholder() for _ in range(4))
+        return *(_placeholder() for _ in range(4)), ""
     report = cached.report(views["rank1"])
     layer = min(layer, max(report.layers))
     return (error_by_layer_figure(report), singular_values_figure(report, layer), norm_vs_demos_figure(report, layer),
-            transfer_figure(report))
+            transfer_figure(report), no_update_note(report))
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
@@ -70,11 +72,12 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         with gr.Row():
             sv = gr.Plot(first[1], label="singular values of ΔW")
             norms = gr.Plot(first[2], label="|ΔW| as demonstrations are added")
+        no_update = gr.Markdown(first[4])
         transfer = gr.Plot(first[3], label="transfer to other queries")
         with gr.Row():
             export = gr.Button("Download this result (JSON)")
             export_file = gr.File(label="rank-1 report", interactive=False)
-    figs = [err, sv, norms, transfer]
+    figs = [err, sv, norms, transfer, no_update]
     on(btn.click, run, [page.task, page.views, layer, page.shots, page.seed], [page.views, *figs], "rank1", JOBS)
     layer.release(redraw, [page.views, layer], [*figs, layer], queue=False)
     for event in page.task_changed:

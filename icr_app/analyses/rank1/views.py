@@ -33,10 +33,10 @@ def singular_values_figure(report: Rank1Report, layer: int | None = None) -> go.
     i = _layer_index(report, layer)
     fig = go.Figure()
     for proj, rows in report.sigma.items():
-        sig = rows[i]
-        ratio = sig[1] / sig[0] if sig[0] else 0.0
+        sig, ratio = rows[i], report.sigma_ratio[proj][i]
+        reading = "no update: ΔW = 0" if ratio is None else f"σ₂/σ₁ = {ratio:.1e}"
         fig.add_trace(go.Bar(x=[f"σ{k + 1}" for k in range(len(sig))], y=_log_safe(sig),
-                             name=f"ΔW_{proj} (σ₂/σ₁ = {ratio:.1e})", marker_color=_PROJ_COLOURS[proj]))
+                             name=f"ΔW_{proj} ({reading})", marker_color=_PROJ_COLOURS[proj]))
     fig.update_layout(
         title=f"Singular values of ΔW, layer {report.layers[i]} ({report.task}, {report.model})",
         xaxis_title="singular value", yaxis_title="value (log)", yaxis_type="log", barmode="group",
