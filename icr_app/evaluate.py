@@ -21,11 +21,13 @@ from icr_app.core.tasks import Task, split
 from icr_app.methods import entry_config, parse_entry
 from icr_app.methods.base import Answering, BuildContext, Method, Prediction, is_correct
 from icr_app.methods.zero_shot import ZeroShot
+from icr_app.stats import paired_comparisons, wilson
 
 
 @dataclass
 class MethodResult:
     accuracy: float | None = None
+    ci95: list[float] | None = None  # Wilson interval of the accuracy
     first_token_accuracy: float | None = None
     latency_s: float | None = None
     n: int = 0
@@ -46,6 +48,11 @@ class EvalReport:
     seed: int
     kind: str
     methods: dict[str, MethodResult]
+    paired: list[dict[str, Any]] = field(default_factory=list)  # `stats.paired_comparisons` of the methods
+    seeds: list[int] = field(default_factory=list)  # [seed]: the key a run over several seeds has too
+
+    def __post_init__(self) -> None:
+        self.seeds = self.seeds or [self.seed]
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,6 +70,7 @@ def result_of(method: Method, preds: list[Prediction], test: Task, elapsed: floa
     n = len(preds)
     return MethodResult(
         accuracy=sum(correct) / n,
+        ci95=wilson(sum(correct), n),
         first_token_accuracy=sum(first_ok) / n,
         latency_s=elapsed / n,
         n=n,
@@ -153,4 +161,5 @@ def evaluate(
         for res in results.values():
             if res.latency_s is not None:
                 res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
-    return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results)
+    paired = paired_comparisons({entry: res.correct for entry, res in results.items() if res.error is None})
+    return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results, paired)

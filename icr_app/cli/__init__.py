@@ -19,6 +19,7 @@ from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import TaskError, load_task
 from icr_app.evaluate import EvalReport, evaluate
 from icr_app.methods import REGISTRY, parse_entry
+from icr_app.stats import significant
 
 ANALYSES = ("icr_app.analyses.anchors.commands:add_commands", "icr_app.analyses.rank1.commands:add_commands",
             "icr_app.prebuilt:add_commands")
@@ -28,8 +29,24 @@ def _fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
+def _ci(ci: list[float] | None) -> str:
+    return "-" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def format_paired(paired: list[dict]) -> list[str]:
+    """One line per paired comparison; "ns" marks a difference the exact McNemar test does not support."""
+    if not paired:
+        return []
+    lines = ["", "paired (a - b on the same items, 95% interval, exact McNemar p; ns: not significant at 0.05)"]
+    for c in paired:
+        mark = "" if significant(c) else " ns"
+        lines.append(f"{c['a'] + ' - ' + c['b']:<34} {c['diff']:>+7.3f} [{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}] "
+                     f"p={c['p_mcnemar']:.3g}{mark}")
+    return lines
+
+
 def format_table(report: EvalReport) -> str:
-    head = (f"{'method':<16} {'accuracy':>8} {'first-tok':>9} {'latency/q':>10} {'x zero-shot':>11} "
+    head = (f"{'method':<16} {'accuracy':>8} {'95% CI':>16} {'first-tok':>9} {'latency/q':>10} {'x zero-shot':>11} "
             f"{'prompt tok':>10} {'build s':>8}")
     lines = [f"task={report.task} model={report.model} kind={report.kind} n_test={report.n_test} seed={report.seed}",
              head, "-" * len(head)]
@@ -38,9 +55,10 @@ def format_table(report: EvalReport) -> str:
             lines.append(f"{name:<16} error: {r.error}")
             continue
         ratio = "-" if r.latency_ratio_to_zero_shot is None else f"{r.latency_ratio_to_zero_shot:.2f}x"
-        lines.append(f"{name:<16} {_fmt(r.accuracy, '>8.3f')} {_fmt(r.first_token_accuracy, '>9.3f')} "
-                     f"{r.latency_s * 1000:>8.1f}ms {ratio:>11} {r.mean_prompt_tokens:>10.1f} {r.build_s:>8.1f}")
-    return "\n".join(lines)
+        lines.append(f"{name:<16} {_fmt(r.accuracy, '>8.3f')} {_ci(r.ci95):>16} "
+                     f"{_fmt(r.first_token_accuracy, '>9.3f')} {r.latency_s * 1000:>8.1f}ms {ratio:>11} "
+                     f"{r.mean_prompt_tokens:>10.1f} {r.build_s:>8.1f}")
+    return "\n".join(lines + format_paired(report.paired))
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
