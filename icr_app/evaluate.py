@@ -9,7 +9,9 @@ it says even on a machine whose load changes during the run.
 
 from __future__ import annotations
 
+import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -111,6 +113,9 @@ def score_interleaved(methods: dict[str, Method], test: Task, batch_size: int, p
             result_of(method, preds[name], test, elapsed[name]) for name, method in methods.items()}
 
 
+Scorer = Callable[[dict[str, Method], Task, int, Progress], dict[str, MethodResult]]
+
+
 def warm_up(lm: LoadedModel, answering: Answering, queries: list[str], batch_size: int) -> None:
     """One untimed zero-shot batch: the first forward passes of a process pay one-off costs."""
     ZeroShot(lm, answering).predict(queries[:batch_size], batch_size=batch_size)
@@ -127,12 +132,14 @@ def evaluate(
     shots: int = SHOTS,
     configs: dict[str, Any] | None = None,
     progress: Progress = no_progress,
+    score: Scorer = score_interleaved,
 ) -> EvalReport:
     """Build each method on the train split and score it on the same seeded test split.
 
     `methods` are registry names or "name@preset" entries; results are keyed by entry. `configs` maps an
     entry to its config (default: the preset's, or the method's defaults). A method that raises while it is
-    built or scored gets `error` set; a cancel (`Cancelled`) stops the whole run.
+    built or scored gets `error` set; a cancel (`Cancelled`) stops the whole run. `score` scores the built
+    methods on the test split (`parallel.sharded` spreads the items over processes).
     """
     specs = {entry: parse_entry(entry)[0] for entry in methods}
     configs = configs or {}
@@ -152,7 +159,7 @@ def evaluate(
             results[entry] = MethodResult(error=f"{type(err).__name__}: {err}")
         build_s[entry] = time.perf_counter() - t0
     warm_up(lm, answering, test.inputs, batch_size)
-    results.update(score_interleaved(built, test, batch_size, progress))
+    results.update(score(built, test, batch_size, progress))
     results = {entry: results[entry] for entry in specs}  # the order asked for
     for entry, res in results.items():
         res.build_s = build_s[entry]
@@ -163,3 +170,50 @@ def evaluate(
                 res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
     paired = paired_comparisons({entry: res.correct for entry, res in results.items() if res.error is None})
     return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results, paired)
+
+
+@dataclass
+class SeedsReport:
+    """One `evaluate` run per seed, each with its own split, demonstrations and builds."""
+    runs: list[EvalReport]
+
+    @property
+    def failed(self) -> list[str]:
+        return list(dict.fromkeys(name for run in self.runs for name in run.failed))
+
+    def to_json(self) -> dict[str, Any]:
+        """One seed: that run's JSON. Several: per method the mean accuracy, its sd over seeds, the interval
+        of all seeds' items pooled and `per_seed`; `paired` compares the methods on the pooled items."""
+        if len(self.runs) == 1:
+            return self.runs[0].to_json()
+        first = self.runs[0]
+        methods = {name: summarise(name, self.runs) for name in first.methods}
+        pooled = {name: m["correct"] for name, m in methods.items() if m["error"] is None}
+        return {"task": first.task, "model": first.model, "n_test": first.n_test, "kind": first.kind,
+                "seeds": [run.seed for run in self.runs], "methods": methods, "paired": paired_comparisons(pooled)}
+
+
+MEANS = ("accuracy", "first_token_accuracy", "latency_s", "mean_prompt_tokens", "build_s",
+         "latency_ratio_to_zero_shot")
+
+
+def summarise(name: str, runs: list[EvalReport]) -> dict[str, Any]:
+    """A method over seeds. Its items are paired with the other methods' seed by seed, so the per-item lists are
+    concatenated in seed order; the pooled interval counts an item drawn by two seeds' splits twice."""
+    per_seed = [{"seed": run.seed, **asdict(run.methods[name])} for run in runs]
+    errors = [f"seed {r['seed']}: {r['error']}" for r in per_seed if r["error"] is not None]
+    if errors:
+        return {**dict.fromkeys(MEANS), "error": "; ".join(errors), "per_seed": per_seed}
+    correct = [c for r in per_seed for c in r["correct"]]
+    means = {key: statistics.fmean(r[key] for r in per_seed) if all(r[key] is not None for r in per_seed) else None
+             for key in MEANS}
+    return {**means, "accuracy_sd": statistics.stdev(r["accuracy"] for r in per_seed),
+            "ci95": wilson(sum(correct), len(correct)), "n": len(correct),
+            "stored_parameters": per_seed[0]["stored_parameters"],
+            "trainable_parameters": per_seed[0]["trainable_parameters"], "correct": correct, "error": None,
+            "per_seed": per_seed}
+
+
+def evaluate_seeds(lm: LoadedModel, task: Task, methods: list[str], seeds: list[int], **kwargs: Any) -> SeedsReport:
+    """`evaluate` once per seed (split, demonstrations and builds all follow the seed)."""
+    return SeedsReport([evaluate(lm, task, methods, seed=seed, **kwargs) for seed in seeds])

@@ -12,12 +12,13 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from icr_app import parallel
 from icr_app.cli.common import add_method_flags, add_task_args, method_config, tqdm_progress
 from icr_app.core.models import load_model
 from icr_app.core.paths import resolve
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import TaskError, load_task
-from icr_app.evaluate import EvalReport, evaluate
+from icr_app.evaluate import EvalReport, evaluate_seeds
 from icr_app.methods import REGISTRY, parse_entry
 from icr_app.stats import significant
 
@@ -61,17 +62,44 @@ def format_table(report: EvalReport) -> str:
     return "\n".join(lines + format_paired(report.paired))
 
 
+def format_seeds_table(data: dict) -> str:
+    """A run over several seeds (`SeedsReport.to_json`): mean accuracy, its sd over seeds, the pooled interval."""
+    head = (f"{'method':<16} {'accuracy':>8} {'sd':>6} {'95% CI (pooled)':>16} {'first-tok':>9} {'x zero-shot':>11} "
+            f"{'build s':>8}")
+    lines = [f"task={data['task']} model={data['model']} kind={data['kind']} n_test={data['n_test']} "
+             f"seeds={','.join(map(str, data['seeds']))}", head, "-" * len(head)]
+    for name, r in data["methods"].items():
+        if r["error"] is not None:
+            lines.append(f"{name:<16} error: {r['error']}")
+            continue
+        ratio = _fmt(r["latency_ratio_to_zero_shot"], ".2f") + "x"
+        lines.append(f"{name:<16} {r['accuracy']:>8.3f} {r['accuracy_sd']:>6.3f} {_ci(r['ci95']):>16} "
+                     f"{_fmt(r['first_token_accuracy'], '>9.3f')} {ratio:>11} {r['build_s']:>8.1f}")
+    return "\n".join(lines + format_paired(data["paired"]))
+
+
+def parse_seeds(args: argparse.Namespace) -> list[int]:
+    return [int(s) for s in args.seeds.split(",") if s.strip()] if args.seeds else [args.seed]
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Exit status 0 when every method served the task, 1 when one failed (its error is in the table)."""
+    """Exit status 0 when every method served the task, 1 when one failed (its error is in the table). Under
+    `accelerate launch` the processes share the test items (`parallel`); the first one prints and writes."""
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
+    scoring = parallel.scoring()
     lm = load_model(args.model)
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     configs = {name: method_config(args, *parse_entry(name)) for name in names}
-    report = evaluate(lm, task, names, n_test=args.n_test, seed=args.seed, shots=args.shots,
-                      batch_size=args.batch_size, configs=configs, progress=partial(tqdm_progress, desc="batches"))
-    print(format_table(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=2))
+    report = evaluate_seeds(lm, task, names, parse_seeds(args), n_test=args.n_test, shots=args.shots,
+                            batch_size=args.batch_size, configs=configs,
+                            progress=partial(tqdm_progress, desc="batches"), **scoring)
+    if parallel.is_main():
+        if parallel.launched():
+            print(f"test items split over {parallel.state().num_processes} processes", file=sys.stderr)
+        data = report.to_json()
+        print(format_table(report.runs[0]) if len(report.runs) == 1 else format_seeds_table(data))
+        if args.json:
+            Path(args.json).write_text(json.dumps(data, indent=2))
     return 1 if report.failed else 0
 
 
@@ -93,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shots", type=int, default=SHOTS,
                    help="demonstrations per few-shot prompt (few-shot, and the methods that show ICL prompts)")
     p.add_argument("--batch-size", type=int, default=16, help="queries per forward pass")
+    p.add_argument("--seeds", default=None, help="comma list of seeds: one whole run per seed (split, "
+                   "demonstrations, builds), reported as mean, sd over seeds and pooled interval; overrides --seed")
     p.add_argument("--json", default=None, help="write the numbers to this JSON file")
     for spec in REGISTRY.values():
         add_method_flags(p, spec)
@@ -114,3 +144,5 @@ def main(argv: list[str] | None = None) -> int:
     except (TaskError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    finally:
+        parallel.finish()

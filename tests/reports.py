@@ -1,0 +1,28 @@
+"""Comparing result JSONs across runs: every number but the timings is determined by the seed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).parents[1]
+TIMINGS = {"latency_s", "build_s", "latency_ratio_to_zero_shot", "model"}  # the model: its path differs too
+
+
+def untimed(data: Any) -> Any:
+    """`data` without the timed fields (and the model's path), at any depth."""
+    if isinstance(data, dict):
+        return {k: untimed(v) for k, v in data.items() if k not in TIMINGS}
+    if isinstance(data, list):
+        return [untimed(v) for v in data]
+    return data
+
+
+def launch(args: list[str], processes: int = 2) -> subprocess.CompletedProcess:
+    """`accelerate launch` of `python -m icr_app ARGS` as several CPU processes (gloo), from this checkout.
+    `--multi_gpu` is what starts several processes: accelerate's `--cpu` alone starts one."""
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "icr_app", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
