@@ -50,11 +50,14 @@ class EvalReport:
     seed: int
     kind: str
     methods: dict[str, MethodResult]
-    paired: list[dict[str, Any]] = field(default_factory=list)  # `stats.paired_comparisons` of the methods
+    paired: list[dict[str, Any]] = field(default_factory=list)  # `stats.paired_comparisons` of the methods' items
     seeds: list[int] = field(default_factory=list)  # [seed]: the key a run over several seeds has too
 
     def __post_init__(self) -> None:
         self.seeds = self.seeds or [self.seed]
+        # computed here, not only by `evaluate`, so a report read back (a suite's units, a shipped run) has it too
+        self.paired = self.paired or paired_comparisons(
+            {name: r.correct for name, r in self.methods.items() if r.error is None})
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -168,8 +171,7 @@ def evaluate(
         for res in results.values():
             if res.latency_s is not None:
                 res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
-    paired = paired_comparisons({entry: res.correct for entry, res in results.items() if res.error is None})
-    return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results, paired)
+    return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results)
 
 
 @dataclass

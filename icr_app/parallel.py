@@ -15,6 +15,7 @@ seeded, so each process builds the same method. Only the scoring, which grows wi
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from typing import Any
 
 from icr_app.core.progress import Progress
@@ -35,7 +36,8 @@ def state() -> Any:
     import torch
     from accelerate import PartialState
 
-    return PartialState(cpu=not torch.cuda.is_available())
+    # a suite's processes wait for the slowest one's units at the gather: far longer than the default 30 minutes
+    return PartialState(cpu=not torch.cuda.is_available(), timeout=timedelta(days=7))
 
 
 def finish() -> None:
@@ -46,6 +48,24 @@ def finish() -> None:
 
 def is_main() -> bool:
     return not launched() or state().is_main_process
+
+
+def share(items: list) -> list:
+    """This process's contiguous share of `items` (all of them in a single process). Call it before the model loads,
+    so that on GPUs each process loads onto its own."""
+    if not launched():
+        return items
+    with state().split_between_processes(items) as mine:
+        return list(mine)
+
+
+def gather(items: list) -> list:
+    """Every process's `items`, joined in process order (every process must call it)."""
+    if not launched():
+        return items
+    from accelerate.utils import gather_object
+
+    return gather_object(items)
 
 
 def scoring() -> dict[str, Any]:
@@ -59,11 +79,9 @@ def scoring() -> dict[str, Any]:
 
 def sharded(methods: dict[str, Method], test: Task, batch_size: int, progress: Progress) -> dict[str, MethodResult]:
     """Score this process's contiguous share of the test items, then gather every share in process order."""
-    from accelerate.utils import gather_object
-
-    with state().split_between_processes(list(range(len(test.examples)))) as mine:
-        part = score_interleaved(methods, test.subset(mine), batch_size, progress) if mine else {}
-    parts = [p for p in gather_object([part]) if p]  # one dict per process; more processes than items leave some {}
+    mine = share(list(range(len(test.examples))))
+    part = score_interleaved(methods, test.subset(mine), batch_size, progress) if mine else {}
+    parts = [p for p in gather([part]) if p]  # one dict per process; more processes than items leave some {}
     return {name: merge([p[name] for p in parts]) for name in methods}
 
 

@@ -23,7 +23,7 @@ from icr_app.methods import REGISTRY, parse_entry
 from icr_app.stats import significant
 
 ANALYSES = ("icr_app.analyses.anchors.commands:add_commands", "icr_app.analyses.rank1.commands:add_commands",
-            "icr_app.prebuilt:add_commands")
+            "icr_app.prebuilt:add_commands", "icr_app.suite:add_commands")
 
 
 def _fmt(x: float | None, spec: str) -> str:

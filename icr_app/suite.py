@@ -1,0 +1,137 @@
+"""`icl-lab suite`: methods × tasks × seeds, resumable, spread over processes with accelerate, one summary.
+
+    icl-lab suite --tasks antonyms,my_tasks/ --methods zero-shot,few-shot,site --seeds 0,1,2 --out runs/suite
+    accelerate launch --multi_gpu --num_processes 4 -m icr_app suite ...   # the same, task × seed units shared out
+
+The unit of work is one task × seed: every method is built and scored in one `evaluate` run, so the latency
+ratios are measured side by side. Each finished task × method × seed is written at once to
+`OUT/units/TASK/seedS/METHOD.json`; a restarted suite reads those back and runs only what is missing (a method
+added later runs beside a fresh zero-shot, whose time its latency ratio needs). Then `OUT/TASK.json` (the eval
+JSON over the seeds), `summary.md`, `summary.csv` (per task and method), `methods.csv` (per method) and the
+figures (plotly HTML, and PNG where kaleido is installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from icr_app import parallel
+from icr_app.cli.common import add_method_flags, method_config
+from icr_app.core.models import DEFAULT_MODEL, load_model
+from icr_app.core.prompts import SHOTS
+from icr_app.core.tasks import load_task
+from icr_app.evaluate import EvalReport, MethodResult, SeedsReport, evaluate
+from icr_app.methods import REGISTRY, parse_entry
+from icr_app.suite_report import write_summary
+
+TASK_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
+BASE = "zero-shot"
+
+
+def task_sources(spec: str) -> dict[str, str]:
+    """{name: built-in name or file} for a comma list of built-in task names, task files and folders of them."""
+    out: dict[str, str] = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        path = Path(item)
+        if path.is_dir():
+            out.update({f.stem: str(f) for f in sorted(path.iterdir()) if f.suffix in TASK_SUFFIXES})
+        else:
+            out[path.stem if path.suffix in TASK_SUFFIXES else item] = item
+    return out
+
+
+def unit_path(out: Path, task: str, seed: int, method: str) -> Path:
+    return out / "units" / task / f"seed{seed}" / f"{method}.json"
+
+
+def missing(out: Path, task: str, seed: int, methods: list[str]) -> list[str]:
+    return [m for m in methods if not unit_path(out, task, seed, m).exists()]
+
+
+def run_unit(lm: Any, name: str, source: str, seed: int, todo: list[str], args: argparse.Namespace,
+             methods: list[str]) -> list[dict[str, Any]]:
+    """Evaluate one task × seed's unfinished methods and write each as its unit; returns the unit records."""
+    run = todo + [BASE] if BASE in methods and BASE not in todo else todo
+    configs = {m: method_config(args, *parse_entry(m)) for m in run}
+    rep = evaluate(lm, load_task(source), run, n_test=args.n_test, seed=seed, shots=args.shots,
+                   batch_size=args.batch_size, configs=configs)
+    records = [{"task": name, "model": rep.model, "n_test": rep.n_test, "seed": seed, "kind": rep.kind,
+                "method": m, "result": asdict(rep.methods[m])} for m in todo]
+    for rec in records:
+        save(args.out, rec)
+    return records
+
+
+def save(out: Path, rec: dict[str, Any]) -> None:
+    path = unit_path(out, rec["task"], rec["seed"], rec["method"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rec))
+    tmp.replace(path)  # a unit file is whole or absent: an interrupted write is redone, never read half
+
+
+def task_report(out: Path, name: str, seeds: list[int], methods: list[str]) -> dict[str, Any]:
+    """A task's eval JSON over the seeds, from its unit files."""
+    runs = []
+    for seed in seeds:
+        recs = [json.loads(unit_path(out, name, seed, m).read_text()) for m in methods]
+        head = recs[0]
+        results = {r["method"]: MethodResult(**r["result"]) for r in recs}
+        runs.append(EvalReport(name, head["model"], head["n_test"], seed, head["kind"], results))
+    return SeedsReport(runs).to_json()
+
+
+def run_suite(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Run the unfinished units (this process's share of them under `accelerate launch`); the first process then
+    writes every task's JSON and the summary. Returns {task: report} there, {} elsewhere."""
+    sources = task_sources(args.tasks)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    for m in methods:
+        parse_entry(m)  # an unknown method stops the suite before any model loads
+    todo = [(name, seed) for name in sources for seed in seeds if missing(args.out, name, seed, methods)]
+    records = []
+    if todo:
+        mine = parallel.share(todo)  # before the model loads: on GPUs each process takes its own
+        lm = load_model(args.model)
+        for name, seed in mine:
+            records += run_unit(lm, name, sources[name], seed, missing(args.out, name, seed, methods), args, methods)
+    records = parallel.gather(records)
+    if not parallel.is_main():
+        return {}
+    for rec in records:  # other machines' units, where the output folder is not shared
+        if not unit_path(args.out, rec["task"], rec["seed"], rec["method"]).exists():
+            save(args.out, rec)
+    reports = {name: task_report(args.out, name, seeds, methods) for name in sources}
+    for name, rep in reports.items():
+        (args.out / f"{name}.json").write_text(json.dumps(rep, indent=2))
+    print(write_summary(args.out, reports, methods, seeds))
+    return reports
+
+
+def cmd_suite(args: argparse.Namespace) -> int:
+    args.out.mkdir(parents=True, exist_ok=True)
+    reports = run_suite(args)
+    failed = any(m["error"] is not None for rep in reports.values() for m in rep["methods"].values())
+    return 1 if failed else 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("suite", help="methods × tasks × seeds, resumable, over processes with accelerate launch")
+    p.add_argument("--tasks", required=True, help="comma list of built-in task names, task files, folders of them")
+    p.add_argument("--methods", default="zero-shot,few-shot", help=f"comma list of: {', '.join(REGISTRY)} "
+                   "(or 'name@preset')")
+    p.add_argument("--seeds", default="0", help="comma list of seeds: one whole run per task and seed")
+    p.add_argument("--n-test", type=int, default=100, help="held-out queries scored per task and seed")
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help="built-in model name, local Hugging Face checkpoint folder, or hub id")
+    p.add_argument("--out", type=Path, required=True, help="output folder; finished units in it are not rerun")
+    p.add_argument("--shots", type=int, default=SHOTS, help="demonstrations per few-shot prompt")
+    p.add_argument("--batch-size", type=int, default=16, help="queries per forward pass")
+    for spec in REGISTRY.values():
+        add_method_flags(p, spec)
+    p.set_defaults(func=cmd_suite)
