@@ -23,7 +23,7 @@ from icr_app import parallel
 from icr_app.cli.common import add_method_flags, method_config
 from icr_app.core.models import DEFAULT_MODEL, load_model
 from icr_app.core.prompts import SHOTS
-from icr_app.core.tasks import load_task
+from icr_app.core.tasks import Task, load_task
 from icr_app.evaluate import EvalReport, MethodResult, SeedsReport, evaluate
 from icr_app.methods import REGISTRY, parse_entry
 from icr_app.suite_report import write_summary
@@ -52,12 +52,12 @@ def missing(out: Path, task: str, seed: int, methods: list[str]) -> list[str]:
     return [m for m in methods if not unit_path(out, task, seed, m).exists()]
 
 
-def run_unit(lm: Any, name: str, source: str, seed: int, todo: list[str], args: argparse.Namespace,
+def run_unit(lm: Any, name: str, task: Task, seed: int, todo: list[str], args: argparse.Namespace,
              methods: list[str]) -> list[dict[str, Any]]:
     """Evaluate one task × seed's unfinished methods and write each as its unit; returns the unit records."""
     run = todo + [BASE] if BASE in methods and BASE not in todo else todo
     configs = {m: method_config(args, *parse_entry(m)) for m in run}
-    rep = evaluate(lm, load_task(source), run, n_test=args.n_test, seed=seed, shots=args.shots,
+    rep = evaluate(lm, task, run, n_test=args.n_test, seed=seed, shots=args.shots,
                    batch_size=args.batch_size, configs=configs)
     records = [{"task": name, "model": rep.model, "n_test": rep.n_test, "seed": seed, "kind": rep.kind,
                 "method": m, "result": asdict(rep.methods[m])} for m in todo]
@@ -88,25 +88,26 @@ def task_report(out: Path, name: str, seeds: list[int], methods: list[str]) -> d
 def run_suite(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Run the unfinished units (this process's share of them under `accelerate launch`); the first process then
     writes every task's JSON and the summary. Returns {task: report} there, {} elsewhere."""
-    sources = task_sources(args.tasks)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     seeds = [int(s) for s in args.seeds.split(",")]
     for m in methods:
-        parse_entry(m)  # an unknown method stops the suite before any model loads
-    todo = [(name, seed) for name in sources for seed in seeds if missing(args.out, name, seed, methods)]
+        parse_entry(m)
+    # every task is read now: a bad one stops every process here, not one process while the others wait for it
+    tasks = {name: load_task(source) for name, source in task_sources(args.tasks).items()}
+    todo = [(name, seed) for name in tasks for seed in seeds if missing(args.out, name, seed, methods)]
     records = []
     if todo:
         mine = parallel.share(todo)  # before the model loads: on GPUs each process takes its own
         lm = load_model(args.model)
         for name, seed in mine:
-            records += run_unit(lm, name, sources[name], seed, missing(args.out, name, seed, methods), args, methods)
+            records += run_unit(lm, name, tasks[name], seed, missing(args.out, name, seed, methods), args, methods)
     records = parallel.gather(records)
     if not parallel.is_main():
         return {}
     for rec in records:  # other machines' units, where the output folder is not shared
         if not unit_path(args.out, rec["task"], rec["seed"], rec["method"]).exists():
             save(args.out, rec)
-    reports = {name: task_report(args.out, name, seeds, methods) for name in sources}
+    reports = {name: task_report(args.out, name, seeds, methods) for name in tasks}
     for name, rep in reports.items():
         (args.out / f"{name}.json").write_text(json.dumps(rep, indent=2))
     print(write_summary(args.out, reports, methods, seeds))

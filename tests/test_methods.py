@@ -173,6 +173,8 @@ def test_unknown_model_lists_builtins():
 
 def test_evaluate_tab_shows_intervals_and_the_paired_test(lm):
     """A run shipped before intervals existed gets them from its per-item results; the agreement view tests."""
+    import pandas as pd
+
     from icr_app.app.evaluate_tab import agreement, report_from, results_table
 
     task = builtin_task("sentiment")
@@ -181,7 +183,9 @@ def test_evaluate_tab_shows_intervals_and_the_paired_test(lm):
         del res["ci95"]
     report = report_from(data)
     assert report.methods["few-shot"].ci95 == wilson(sum(report.methods["few-shot"].correct), 6)
-    assert "95% interval" in results_table(report).columns
+    table = results_table(report).set_index("method")
+    assert "95% interval" in table.columns and pd.isna(table.loc["zero-shot", "− zero-shot (McNemar p)"])
+    assert table.loc["few-shot", "− zero-shot (McNemar p)"].startswith(f"{report.paired[0]['diff']:+.3f} (p = ")
     text, _ = agreement(report, task, "few-shot", "zero-shot")
     p = paired(report.methods["few-shot"].correct, report.methods["zero-shot"].correct)["p_mcnemar"]
     assert f"McNemar test on the items only one gets right: p = {p:.3g}" in text

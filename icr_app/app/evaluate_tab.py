@@ -32,13 +32,17 @@ def report_from(data: dict[str, Any]) -> EvalReport:
 
 
 def results_table(report: EvalReport) -> pd.DataFrame:
+    vs_base = {c["a"]: c for c in report.paired if c["b"] == "zero-shot"}
     rows = []
     for name, r in report.methods.items():
         if r.error is not None:
             rows.append({"method": name, "error": r.error})
             continue
+        c = vs_base.get(name)
         rows.append({"method": name, "accuracy": round(r.accuracy, 3),
                      "95% interval": f"{r.ci95[0]:.3f} – {r.ci95[1]:.3f}",
+                     "− zero-shot (McNemar p)": c and f"{c['diff']:+.3f} (p = {c['p_mcnemar']:.2g}"
+                                                       f"{'' if significant(c) else ', ns'})",
                      "first-token accuracy": round(r.first_token_accuracy, 3),
                      "latency ms/query": round(r.latency_s * 1000, 1),
                      "× zero-shot time": None if r.latency_ratio_to_zero_shot is None
