@@ -42,7 +42,9 @@ def state() -> Any:
 
 def finish() -> None:
     """Close the process group, so the processes exit cleanly (gloo aborts a process that exits with it open)."""
-    if launched():
+    import torch.distributed as dist
+
+    if launched() and dist.is_initialized():
         state().destroy_process_group()
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from icr_app import parallel
 from icr_app.cli.common import add_method_flags, method_config
-from icr_app.core.models import DEFAULT_MODEL, load_model
+from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import Task, load_task
 from icr_app.evaluate import EvalReport, MethodResult, SeedsReport, evaluate
@@ -52,7 +52,7 @@ def missing(out: Path, task: str, seed: int, methods: list[str]) -> list[str]:
     return [m for m in methods if not unit_path(out, task, seed, m).exists()]
 
 
-def run_unit(lm: Any, name: str, task: Task, seed: int, todo: list[str], args: argparse.Namespace,
+def run_unit(lm: LoadedModel, name: str, task: Task, seed: int, todo: list[str], args: argparse.Namespace,
              methods: list[str]) -> list[dict[str, Any]]:
     """Evaluate one task × seed's unfinished methods and write each as its unit; returns the unit records."""
     run = todo + [BASE] if BASE in methods and BASE not in todo else todo

@@ -10,11 +10,12 @@ from icr_app.stats import wilson
 ARGS = ["eval", "--data", "emotion", "--n-test", "7", "--shots", "2", "--methods", "zero-shot,few-shot"]
 
 
-def test_a_seeded_run_reproduces_its_json_exactly(tiny_checkpoint, tmp_path):
+def test_a_seeded_run_reproduces_its_json_exactly(tiny_checkpoint, tmp_path, capsys):
     """Two runs over seeds 0,1 write the same JSON but for the timings; each seed is a whole run of its own."""
     outs = [tmp_path / "a.json", tmp_path / "b.json"]
     for out in outs:
         assert main([*ARGS, "--model", tiny_checkpoint, "--seeds", "0,1", "--json", str(out)]) == 0
+    assert "seeds=0,1" in capsys.readouterr().out
     a, b = (json.loads(p.read_text()) for p in outs)
     assert untimed(a) == untimed(b)
     assert a["seeds"] == [0, 1] and "seed" not in a
