@@ -23,7 +23,7 @@ from icr_app import parallel
 from icr_app.cli.common import add_method_flags, method_config
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.core.prompts import SHOTS
-from icr_app.core.tasks import Task, load_task
+from icr_app.core.tasks import Task, TaskError, load_task
 from icr_app.evaluate import EvalReport, MethodResult, SeedsReport, evaluate
 from icr_app.methods import REGISTRY, parse_entry
 from icr_app.suite_report import write_summary
@@ -33,14 +33,22 @@ BASE = "zero-shot"
 
 
 def task_sources(spec: str) -> dict[str, str]:
-    """{name: built-in name or file} for a comma list of built-in task names, task files and folders of them."""
-    out: dict[str, str] = {}
+    """{name: built-in name or file} for a comma list of built-in task names, task files and folders of them.
+    A task is named by its file's stem, which names its results too, so two tasks may not share one."""
+    found: list[tuple[str, str]] = []
     for item in filter(None, (s.strip() for s in spec.split(","))):
         path = Path(item)
         if path.is_dir():
-            out.update({f.stem: str(f) for f in sorted(path.iterdir()) if f.suffix in TASK_SUFFIXES})
+            files = [f for f in sorted(path.iterdir()) if f.suffix in TASK_SUFFIXES]
+            if not files:
+                raise TaskError(f"{item}: no task files ({', '.join(TASK_SUFFIXES)}) in this folder")
+            found += [(f.stem, str(f)) for f in files]
         else:
-            out[path.stem if path.suffix in TASK_SUFFIXES else item] = item
+            found.append((path.stem if path.suffix in TASK_SUFFIXES else item, item))
+    out = dict(found)
+    if len(out) < len(found):
+        twice = sorted({name for name, _ in found if sum(n == name for n, _ in found) > 1})
+        raise TaskError(f"more than one task named {', '.join(twice)}: results are kept by task name")
     return out
 
 

@@ -8,6 +8,7 @@ from reports import launch, untimed
 
 import icr_app.suite as suite
 from icr_app.cli import main
+from icr_app.core.tasks import TaskError
 
 ARGS = ["suite", "--tasks", "sentiment,antonyms", "--methods", "zero-shot,few-shot", "--seeds", "0,1",
         "--n-test", "6", "--shots", "2"]
@@ -26,6 +27,10 @@ def test_tasks_are_builtin_names_files_or_folders(tmp_path):
         (folder / name).write_text("")
     assert suite.task_sources(f"sentiment,{folder},x/y/other.jsonl") == {
         "sentiment": "sentiment", "a": str(folder / "a.json"), "b": str(folder / "b.csv"), "other": "x/y/other.jsonl"}
+    with pytest.raises(TaskError, match="more than one task named a"):
+        suite.task_sources(f"{folder},elsewhere/a.jsonl")
+    with pytest.raises(TaskError, match="no task files"):
+        suite.task_sources(str(tmp_path))
 
 
 def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint, tmp_path, monkeypatch):
