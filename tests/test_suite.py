@@ -9,6 +9,9 @@ from reports import launch, untimed
 import icr_app.suite as suite
 from icr_app.cli import main
 from icr_app.core.tasks import TaskError
+from icr_app.evaluate import EvalReport, MethodResult
+from icr_app.stats import wilson
+from icr_app.suite_report import method_rows
 
 ARGS = ["suite", "--tasks", "sentiment,antonyms", "--methods", "zero-shot,few-shot", "--seeds", "0,1",
         "--n-test", "6", "--shots", "2"]
@@ -70,3 +73,21 @@ def test_two_processes_give_the_summary_of_one(tiny_checkpoint, tmp_path):
     assert sorted(p.name for p in two.iterdir()) == [
         "accuracy-vs-latency.html", "antonyms.json", "heatmap.html", "methods.csv", "plotly.min.js", "sentiment.json",
         "summary.csv", "summary.md", "units"]
+
+
+def _report(task_correct: dict[str, list[bool]]) -> dict:
+    results = {m: MethodResult(accuracy=sum(c) / len(c), ci95=wilson(sum(c), len(c)), first_token_accuracy=0.0,
+                               latency_ratio_to_zero_shot=1.0, build_s=0.0, n=len(c), correct=c)
+               for m, c in task_correct.items()}
+    return EvalReport("t", "m", 10, 0, "open", results).to_json()
+
+
+def test_the_method_table_counts_wins_and_significant_losses_to_zero_shot():
+    """Task a: few-shot 8 of 10 against none; task b: 2 against 10, all 8 discordant items zero-shot's
+    (McNemar p = 2 / 2**8): few-shot wins a and is significantly below zero-shot on b."""
+    reports = {"a": _report({"zero-shot": [False] * 10, "few-shot": [True] * 8 + [False] * 2}),
+               "b": _report({"zero-shot": [True] * 10, "few-shot": [True] * 2 + [False] * 8})}
+    rows = {r["method"]: r for r in method_rows(reports, ["zero-shot", "few-shot"])}
+    assert rows["few-shot"]["wins"] == 1 and rows["zero-shot"]["wins"] == 1
+    assert rows["few-shot"]["below_zero_shot"] == 1 and rows["few-shot"]["significantly_below_zero_shot"] == 1
+    assert rows["few-shot"]["mean_accuracy"] == 0.5 and rows["zero-shot"]["below_zero_shot"] == 0
