@@ -52,6 +52,11 @@ def is_main() -> bool:
     return not launched() or state().is_main_process
 
 
+def barrier() -> None:
+    if launched():
+        state().wait_for_everyone()
+
+
 def share(items: list) -> list:
     """This process's contiguous share of `items` (all of them in a single process). Call it before the model loads,
     so that on GPUs each process loads onto its own."""

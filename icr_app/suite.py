@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -74,12 +75,17 @@ def run_unit(lm: LoadedModel, name: str, task: Task, seed: int, todo: list[str],
     return records
 
 
-def save(out: Path, rec: dict[str, Any]) -> None:
-    path = unit_path(out, rec["task"], rec["seed"], rec["method"])
+def write_whole(path: Path, text: str) -> None:
+    """A file is whole or absent, never read half-written: by an interrupted run's restart, or by another
+    process while this one writes it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(rec))
-    tmp.replace(path)  # a unit file is whole or absent: an interrupted write is redone, never read half
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def save(out: Path, rec: dict[str, Any]) -> None:
+    write_whole(unit_path(out, rec["task"], rec["seed"], rec["method"]), json.dumps(rec))
 
 
 def task_report(out: Path, name: str, seeds: list[int], methods: list[str]) -> dict[str, Any]:
@@ -93,16 +99,36 @@ def task_report(out: Path, name: str, seeds: list[int], methods: list[str]) -> d
     return SeedsReport(runs).to_json()
 
 
+def settings(args: argparse.Namespace, methods: list[str]) -> dict[str, Any]:
+    """What a unit's numbers depend on besides its task, method and seed (JSON-shaped, to compare with a file)."""
+    configs = {m: asdict(method_config(args, *parse_entry(m))) for m in methods}
+    return json.loads(json.dumps({"model": args.model, "n_test": args.n_test, "shots": args.shots,
+                                  "configs": configs}, default=str))
+
+
+def check_settings(out: Path, current: dict[str, Any]) -> None:
+    """Refuse to mix units made under other settings into one output folder; record these (with any methods
+    new to it) in OUT/settings.json."""
+    path = out / "settings.json"
+    old = json.loads(path.read_text()) if path.exists() else {"configs": {}}
+    changed = [key for key in ("model", "n_test", "shots") if key in old and old[key] != current[key]]
+    changed += [f"{m}'s config" for m, c in current["configs"].items() if old["configs"].get(m, c) != c]
+    if changed:
+        raise ValueError(f"{out} holds results made with another {', '.join(changed)}: use another --out")
+    if parallel.is_main():
+        write_whole(path, json.dumps({**current, "configs": {**old["configs"], **current["configs"]}}, indent=2))
+
+
 def run_suite(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Run the unfinished units (this process's share of them under `accelerate launch`); the first process then
     writes every task's JSON and the summary. Returns {task: report} there, {} elsewhere."""
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     seeds = [int(s) for s in args.seeds.split(",")]
-    for m in methods:
-        parse_entry(m)
+    check_settings(args.out, settings(args, methods))
     # every task is read now: a bad one stops every process here, not one process while the others wait for it
     tasks = {name: load_task(source) for name, source in task_sources(args.tasks).items()}
     todo = [(name, seed) for name in tasks for seed in seeds if missing(args.out, name, seed, methods)]
+    parallel.barrier()  # every process has listed the same units before any writes one
     records = []
     if todo:
         mine = parallel.share(todo)  # before the model loads: on GPUs each process takes its own

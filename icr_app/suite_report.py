@@ -36,6 +36,7 @@ def cell_rows(reports: dict[str, dict], methods: list[str]) -> list[dict[str, An
                          "ci95_low": ci[0], "ci95_high": ci[1], "accuracy_sd": r.get("accuracy_sd"),
                          "first_token_accuracy": r["first_token_accuracy"],
                          "diff_vs_zero_shot": c and c["diff"], "p_mcnemar_vs_zero_shot": c and c["p_mcnemar"],
+                         "significant_vs_zero_shot": c is not None and significant(c),
                          "latency_ratio_to_zero_shot": r["latency_ratio_to_zero_shot"], "build_s": r["build_s"],
                          "error": r["error"]})
     return rows
@@ -94,7 +95,7 @@ def markdown(reports: dict[str, dict], methods: list[str], seeds: list[int], cel
             if row["error"] is not None:
                 out.append("error")
                 continue
-            star = "*" if row["p_mcnemar_vs_zero_shot"] is not None and row["p_mcnemar_vs_zero_shot"] < 0.05 else ""
+            star = "*" if row["significant_vs_zero_shot"] else ""
             out.append(f"{row['accuracy']:.2f}{star} [{row['ci95_low']:.2f}, {row['ci95_high']:.2f}]")
         lines.append(f"| {task} | {rows[0]['kind']} | " + " | ".join(out) + " |")
     lines += ["", "| method | tasks | mean accuracy | wins | below zero-shot (significant) | latency / zero-shot "

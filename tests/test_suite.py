@@ -36,9 +36,10 @@ def test_tasks_are_builtin_names_files_or_folders(tmp_path):
         suite.task_sources(str(tmp_path))
 
 
-def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint, tmp_path, monkeypatch):
+def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint, tmp_path, monkeypatch, capsys):
     """Killed during its second task × seed, a suite restarted runs only that one and reports as a suite never
-    stopped would; a method added later runs alone beside zero-shot (for its latency ratio)."""
+    stopped would; a method added later runs alone beside zero-shot (for its latency ratio); other settings in
+    the same folder are refused."""
     runs, real = [], suite.evaluate
 
     def counted(lm, task, methods, seed, stop_at=None, **kw):
@@ -59,9 +60,12 @@ def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint,
     assert main([*args[:-1], str(tmp_path / "b")]) == 0
     assert _outputs(tmp_path / "a") == _outputs(tmp_path / "b")
     runs.clear()
-    assert main([*args[:4], "zero-shot,few-shot,task-vector", *args[5:]]) == 0
+    more = [*args[:4], "zero-shot,few-shot,task-vector", *args[5:]]
+    assert main(more) == 0
     assert {r[2] for r in runs} == {("task-vector", "zero-shot")} and len(runs) == 2
     assert "task-vector" in (tmp_path / "a" / "summary.md").read_text()
+    assert main([*more, "--n-test", "5", "--task-vector-layer", "1"]) == 2
+    assert "holds results made with another n_test, task-vector's config" in capsys.readouterr().err
 
 
 def test_two_processes_give_the_summary_of_one(tiny_checkpoint, tmp_path):
@@ -72,7 +76,7 @@ def test_two_processes_give_the_summary_of_one(tiny_checkpoint, tmp_path):
     assert _outputs(one) == _outputs(two)
     assert sorted(p.name for p in two.iterdir()) == [
         "accuracy-vs-latency.html", "antonyms.json", "heatmap.html", "methods.csv", "plotly.min.js", "sentiment.json",
-        "summary.csv", "summary.md", "units"]
+        "settings.json", "summary.csv", "summary.md", "units"]
 
 
 def _report(task_correct: dict[str, list[bool]]) -> dict:
