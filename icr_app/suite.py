@@ -6,7 +6,8 @@
 The unit of work is one task × seed: every method is built and scored in one `evaluate` run, so the latency
 ratios are measured side by side. Each finished task × method × seed is written at once to
 `OUT/units/TASK/seedS/METHOD.json`; a restarted suite reads those back and runs only what is missing (a method
-added later runs beside a fresh zero-shot, whose time its latency ratio needs). Then `OUT/TASK.json` (the eval
+added later runs beside a fresh zero-shot, whose time its latency ratio needs); `OUT/settings.json` keeps a
+folder from mixing units of two settings. Then `OUT/TASK.json` (the eval
 JSON over the seeds), `summary.md`, `summary.csv` (per task and method), `methods.csv` (per method) and the
 figures (plotly HTML, and PNG where kaleido is installed).
 """
