@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 from pathlib import Path
 
+from icr_app import stats
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task
 from icr_app.evaluate import evaluate
@@ -182,11 +182,9 @@ def paired(rows: dict[str, dict]) -> bool:
 
 
 def sign_test_items(a: list[bool], b: list[bool]) -> tuple[int, int, float]:
-    """Items only a got right, items only b got right, and the exact two-sided sign-test p."""
+    """Items only a got right, items only b got right, and the exact two-sided sign-test (McNemar) p."""
     wins, losses = sum(x and not y for x, y in zip(a, b)), sum(y and not x for x, y in zip(a, b))
-    n, k = wins + losses, min(wins, losses)
-    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
-    return wins, losses, p
+    return wins, losses, stats.paired(a, b)["p_mcnemar"]
 
 
 def sign_test(r: dict) -> tuple[int, int, float]:

@@ -9,7 +9,9 @@ it says even on a machine whose load changes during the run.
 
 from __future__ import annotations
 
+import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -21,11 +23,13 @@ from icr_app.core.tasks import Task, split
 from icr_app.methods import entry_config, parse_entry
 from icr_app.methods.base import Answering, BuildContext, Method, Prediction, is_correct
 from icr_app.methods.zero_shot import ZeroShot
+from icr_app.stats import paired_comparisons, wilson
 
 
 @dataclass
 class MethodResult:
     accuracy: float | None = None
+    ci95: list[float] | None = None  # Wilson interval of the accuracy
     first_token_accuracy: float | None = None
     latency_s: float | None = None
     n: int = 0
@@ -46,6 +50,14 @@ class EvalReport:
     seed: int
     kind: str
     methods: dict[str, MethodResult]
+    paired: list[dict[str, Any]] = field(default_factory=list)  # `stats.paired_comparisons` of the methods' items
+    seeds: list[int] = field(default_factory=list)  # [seed]: the key a run over several seeds has too
+
+    def __post_init__(self) -> None:
+        self.seeds = self.seeds or [self.seed]
+        # computed here, not only by `evaluate`, so a report read back (a suite's units, a shipped run) has it too
+        self.paired = self.paired or paired_comparisons(
+            {name: r.correct for name, r in self.methods.items() if r.error is None})
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,6 +75,7 @@ def result_of(method: Method, preds: list[Prediction], test: Task, elapsed: floa
     n = len(preds)
     return MethodResult(
         accuracy=sum(correct) / n,
+        ci95=wilson(sum(correct), n),
         first_token_accuracy=sum(first_ok) / n,
         latency_s=elapsed / n,
         n=n,
@@ -103,6 +116,9 @@ def score_interleaved(methods: dict[str, Method], test: Task, batch_size: int, p
             result_of(method, preds[name], test, elapsed[name]) for name, method in methods.items()}
 
 
+Scorer = Callable[[dict[str, Method], Task, int, Progress], dict[str, MethodResult]]
+
+
 def warm_up(lm: LoadedModel, answering: Answering, queries: list[str], batch_size: int) -> None:
     """One untimed zero-shot batch: the first forward passes of a process pay one-off costs."""
     ZeroShot(lm, answering).predict(queries[:batch_size], batch_size=batch_size)
@@ -119,12 +135,14 @@ def evaluate(
     shots: int = SHOTS,
     configs: dict[str, Any] | None = None,
     progress: Progress = no_progress,
+    score: Scorer = score_interleaved,
 ) -> EvalReport:
     """Build each method on the train split and score it on the same seeded test split.
 
     `methods` are registry names or "name@preset" entries; results are keyed by entry. `configs` maps an
     entry to its config (default: the preset's, or the method's defaults). A method that raises while it is
-    built or scored gets `error` set; a cancel (`Cancelled`) stops the whole run.
+    built or scored gets `error` set; a cancel (`Cancelled`) stops the whole run. `score` scores the built
+    methods on the test split (`parallel.sharded` spreads the items over processes).
     """
     specs = {entry: parse_entry(entry)[0] for entry in methods}
     configs = configs or {}
@@ -144,7 +162,7 @@ def evaluate(
             results[entry] = MethodResult(error=f"{type(err).__name__}: {err}")
         build_s[entry] = time.perf_counter() - t0
     warm_up(lm, answering, test.inputs, batch_size)
-    results.update(score_interleaved(built, test, batch_size, progress))
+    results.update(score(built, test, batch_size, progress))
     results = {entry: results[entry] for entry in specs}  # the order asked for
     for entry, res in results.items():
         res.build_s = build_s[entry]
@@ -154,3 +172,50 @@ def evaluate(
             if res.latency_s is not None:
                 res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
     return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results)
+
+
+@dataclass
+class SeedsReport:
+    """One `evaluate` run per seed, each with its own split, demonstrations and builds."""
+    runs: list[EvalReport]
+
+    @property
+    def failed(self) -> list[str]:
+        return list(dict.fromkeys(name for run in self.runs for name in run.failed))
+
+    def to_json(self) -> dict[str, Any]:
+        """One seed: that run's JSON. Several: per method the mean accuracy, its sd over seeds, the interval
+        of all seeds' items pooled and `per_seed`; `paired` compares the methods on the pooled items."""
+        if len(self.runs) == 1:
+            return self.runs[0].to_json()
+        first = self.runs[0]
+        methods = {name: summarise(name, self.runs) for name in first.methods}
+        pooled = {name: m["correct"] for name, m in methods.items() if m["error"] is None}
+        return {"task": first.task, "model": first.model, "n_test": first.n_test, "kind": first.kind,
+                "seeds": [run.seed for run in self.runs], "methods": methods, "paired": paired_comparisons(pooled)}
+
+
+MEANS = ("accuracy", "first_token_accuracy", "latency_s", "mean_prompt_tokens", "build_s",
+         "latency_ratio_to_zero_shot")
+
+
+def summarise(name: str, runs: list[EvalReport]) -> dict[str, Any]:
+    """A method over seeds. Its items are paired with the other methods' seed by seed, so the per-item lists are
+    concatenated in seed order; the pooled interval counts an item drawn by two seeds' splits twice."""
+    per_seed = [{"seed": run.seed, **asdict(run.methods[name])} for run in runs]
+    errors = [f"seed {r['seed']}: {r['error']}" for r in per_seed if r["error"] is not None]
+    if errors:
+        return {**dict.fromkeys(MEANS), "error": "; ".join(errors), "per_seed": per_seed}
+    correct = [c for r in per_seed for c in r["correct"]]
+    means = {key: statistics.fmean(r[key] for r in per_seed) if all(r[key] is not None for r in per_seed) else None
+             for key in MEANS}
+    return {**means, "accuracy_sd": statistics.stdev(r["accuracy"] for r in per_seed),
+            "ci95": wilson(sum(correct), len(correct)), "n": len(correct),
+            "stored_parameters": per_seed[0]["stored_parameters"],
+            "trainable_parameters": per_seed[0]["trainable_parameters"], "correct": correct, "error": None,
+            "per_seed": per_seed}
+
+
+def evaluate_seeds(lm: LoadedModel, task: Task, methods: list[str], seeds: list[int], **kwargs: Any) -> SeedsReport:
+    """`evaluate` once per seed (split, demonstrations and builds all follow the seed)."""
+    return SeedsReport([evaluate(lm, task, methods, seed=seed, **kwargs) for seed in seeds])

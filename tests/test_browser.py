@@ -245,8 +245,8 @@ def test_evaluate_tab(page, tmp_path):
     data = json.loads(download(page, "Download the results (JSON, CSV)", "results as JSON (the CLI's --json)",
                                tmp_path).read_text())
     assert data["n_test"] == 6 and set(data["methods"]) == {"zero-shot", "few-shot"}
-    assert len(data["methods"]["few-shot"]["correct"]) == 6
+    assert len(data["methods"]["few-shot"]["correct"]) == 6 and len(data["methods"]["few-shot"]["ci95"]) == 2
     rows = list(csv.DictReader(save(page, "results as CSV", tmp_path).open()))
     assert [r["method"] for r in rows] == ["zero-shot", "few-shot"] and float(rows[1]["accuracy"]) >= 0
-    assert "only the two" not in page.inner_text("body")
+    assert "only the two" not in page.inner_text("body") and "exact McNemar test" in page.inner_text("body")
     page.screenshot(path=str(tmp_path / "evaluate.png"), full_page=True)

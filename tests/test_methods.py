@@ -16,6 +16,7 @@ from icr_app.methods.base import Answering, MethodSpec, is_correct
 from icr_app.methods.few_shot import FewShot
 from icr_app.methods.site import SiteConfig
 from icr_app.methods.zero_shot import ZeroShot
+from icr_app.stats import paired, wilson
 
 
 def test_zero_and_few_shot_predictions(lm):
@@ -53,6 +54,9 @@ def test_evaluate_report(lm):
     preds = ZeroShot(lm, Answering.of(lm, train)).predict(test.inputs)
     assert zs.correct == [is_correct(p, y) for p, y in zip(preds, test.outputs)]  # per item, in test order
     assert sum(fs.correct) / len(fs.correct) == fs.accuracy
+    assert zs.ci95 == wilson(sum(zs.correct), 8) and zs.ci95[0] <= zs.accuracy <= zs.ci95[1]
+    assert rep.paired == [{"a": "few-shot", "b": "zero-shot", **paired(fs.correct, zs.correct)}]
+    assert rep.to_json()["seeds"] == [0]
     with pytest.raises(ValueError, match="unknown method"):
         evaluate(lm, builtin_task("sentiment"), ["nope"])
 
@@ -138,8 +142,10 @@ def test_eval_cli_on_local_checkpoint(tiny_checkpoint, tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["task"] == "emotion" and data["n_test"] == 6 and data["seed"] == 0
     assert set(data["methods"]) == {"zero-shot", "few-shot"}
-    assert {"accuracy", "latency_s", "correct", "latency_ratio_to_zero_shot", "build_s", "error"} <= set(
+    assert {"accuracy", "ci95", "latency_s", "correct", "latency_ratio_to_zero_shot", "build_s", "error"} <= set(
         data["methods"]["few-shot"])
+    assert [(c["a"], c["b"]) for c in data["paired"]] == [("few-shot", "zero-shot")]
+    assert "95% CI" in table and "few-shot - zero-shot" in table
 
 
 def test_eval_cli_reports_a_method_error_and_exits_1(tiny_checkpoint, tmp_path, capsys):
@@ -163,3 +169,23 @@ def test_cli_reports_bad_data(tmp_path, capsys):
 def test_unknown_model_lists_builtins():
     with pytest.raises(ModelNotFoundError, match="smollm2-135m"):
         load_model("no-such-model-xyz")
+
+
+def test_evaluate_tab_shows_intervals_and_the_paired_test(lm):
+    """A run shipped before intervals existed gets them from its per-item results; the agreement view tests."""
+    import pandas as pd
+
+    from icr_app.app.evaluate_tab import agreement, report_from, results_table
+
+    task = builtin_task("sentiment")
+    data = evaluate(lm, task, ["zero-shot", "few-shot"], n_test=6, shots=2).to_json()
+    for res in data["methods"].values():
+        del res["ci95"]
+    report = report_from(data)
+    assert report.methods["few-shot"].ci95 == wilson(sum(report.methods["few-shot"].correct), 6)
+    table = results_table(report).set_index("method")
+    assert "95% interval" in table.columns and pd.isna(table.loc["zero-shot", "− zero-shot (McNemar p)"])
+    assert table.loc["few-shot", "− zero-shot (McNemar p)"].startswith(f"{report.paired[0]['diff']:+.3f} (p = ")
+    text, _ = agreement(report, task, "few-shot", "zero-shot")
+    p = paired(report.methods["few-shot"].correct, report.methods["zero-shot"].correct)["p_mcnemar"]
+    assert f"McNemar test on the items only one gets right: p = {p:.3g}" in text

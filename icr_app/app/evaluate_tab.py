@@ -17,21 +17,32 @@ from icr_app.core.tasks import Task, split
 from icr_app.evaluate import EvalReport, MethodResult, evaluate
 from icr_app.methods import REGISTRY
 from icr_app.prebuilt import EVALUATE as DEFAULTS
+from icr_app.stats import paired, significant, wilson
 from icr_app.views.answers import eval_bars
 from icr_app.views.note import note_figure
 
 
 def report_from(data: dict[str, Any]) -> EvalReport:
-    return EvalReport(**{**data, "methods": {k: MethodResult(**v) for k, v in data["methods"].items()}})
+    report = EvalReport(**{**data, "methods": {k: MethodResult(**v) for k, v in data["methods"].items()}})
+    # runs shipped before intervals were reported carry the per-item results they are computed from
+    for r in report.methods.values():
+        if r.ci95 is None and r.correct:
+            r.ci95 = wilson(sum(r.correct), len(r.correct))
+    return report
 
 
 def results_table(report: EvalReport) -> pd.DataFrame:
+    vs_base = {c["a"]: c for c in report.paired if c["b"] == "zero-shot"}
     rows = []
     for name, r in report.methods.items():
         if r.error is not None:
             rows.append({"method": name, "error": r.error})
             continue
+        c = vs_base.get(name)
         rows.append({"method": name, "accuracy": round(r.accuracy, 3),
+                     "95% interval": f"{r.ci95[0]:.3f} – {r.ci95[1]:.3f}",
+                     "− zero-shot (McNemar p)": c and f"{c['diff']:+.3f} (p = {c['p_mcnemar']:.2g}"
+                                                       f"{'' if significant(c) else ', ns'})",
                      "first-token accuracy": round(r.first_token_accuracy, 3),
                      "latency ms/query": round(r.latency_s * 1000, 1),
                      "× zero-shot time": None if r.latency_ratio_to_zero_shot is None
@@ -62,7 +73,14 @@ def agreement(report: EvalReport, task: Task, a: str, b: str) -> tuple[str, pd.D
     n_a = sum(r["right"] == a for r in only)
     text = (f"both right on **{both}**, both wrong on **{neither}**, only **{a}** on **{n_a}**, only **{b}** on "
             f"**{len(only) - n_a}** of {len(pairs)} items")
-    return text, pd.DataFrame(only)
+    return text + "\n\n" + paired_test_text(a, b, paired(ra.correct, rb.correct)), pd.DataFrame(only)
+
+
+def paired_test_text(a: str, b: str, c: dict[str, Any]) -> str:
+    verdict = ("a difference the test supports (p < 0.05)" if significant(c) else
+               "**not significant** (p ≥ 0.05): the items they disagree on could split this way by chance")
+    return (f"{a} − {b}: **{c['diff']:+.3f}** (95% interval {c['ci95'][0]:+.3f} to {c['ci95'][1]:+.3f}); exact "
+            f"McNemar test on the items only one gets right: p = {c['p_mcnemar']:.3g}, {verdict}")
 
 
 def _empty() -> go.Figure:
@@ -98,8 +116,9 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     with gr.Tab("Evaluate"):
         gr.Markdown("Scores the methods on a seeded held-out split of the task; latency is measured in the same run "
                     "(after an untimed warm-up), so the ratios are fair. Methods that learn from examples are built "
-                    "on the train split. Reading guide: compare accuracy at a glance, then the per-item table for "
-                    "where two methods disagree.")
+                    "on the train split. Reading guide: compare accuracy at a glance (the bars' whiskers are 95% "
+                    "intervals), then the per-item table for where two methods disagree, with the paired test of "
+                    "whether their difference is more than chance.")
         with gr.Row():
             chosen = gr.CheckboxGroup(names, value=DEFAULTS["methods"], label="methods")
             n_test = gr.Slider(4, 200, value=DEFAULTS["n_test"], step=1, label="held-out queries")

@@ -26,14 +26,17 @@ def label_prob_bars(probs: dict[str, float] | None, title: str,
 
 
 def eval_bars(report: EvalReport) -> go.Figure:
-    """Accuracy per method with the latency ratio to zero-shot in the hover and labels."""
+    """Accuracy per method with its 95% interval as whiskers, the latency ratio to zero-shot in the labels."""
     names = [n for n, r in report.methods.items() if r.error is None]
     res = [report.methods[n] for n in names]
     ratios = [r.latency_ratio_to_zero_shot or float("nan") for r in res]
     fig = go.Figure(go.Bar(
         x=names, y=[r.accuracy for r in res],
+        error_y=dict(type="data", symmetric=False, array=[r.ci95[1] - r.accuracy for r in res],
+                     arrayminus=[r.accuracy - r.ci95[0] for r in res]),
         text=[f"{r.accuracy:.2f} · {q:.2f}× time" for r, q in zip(res, ratios)], textposition="auto",
-        hovertemplate="%{x}: accuracy %{y:.3f}<extra></extra>",
+        customdata=[r.ci95 for r in res],
+        hovertemplate="%{x}: accuracy %{y:.3f} (95% interval %{customdata[0]:.3f}–%{customdata[1]:.3f})<extra></extra>",
     ))
     fig.update_layout(title=f"{report.task}: accuracy on {report.n_test} held-out queries",
                       yaxis=dict(range=[0, 1], title="accuracy"), height=320, margin=dict(t=50, b=10))

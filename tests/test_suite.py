@@ -1,0 +1,97 @@
+"""`icl-lab suite`: task sources, resuming after an interruption, and two processes giving one process's summary."""
+
+import csv
+import json
+
+import pytest
+from reports import launch, untimed
+
+import icr_app.suite as suite
+from icr_app.cli import main
+from icr_app.core.tasks import TaskError
+from icr_app.evaluate import EvalReport, MethodResult
+from icr_app.stats import wilson
+from icr_app.suite_report import method_rows
+
+ARGS = ["suite", "--tasks", "sentiment,antonyms", "--methods", "zero-shot,few-shot", "--seeds", "0,1",
+        "--n-test", "6", "--shots", "2"]
+
+
+def _outputs(out):
+    """Everything a suite reports but the timings: the task JSONs and both CSV tables."""
+    tables = {name: list(csv.DictReader((out / name).open())) for name in ("summary.csv", "methods.csv")}
+    return untimed({**{t: json.loads((out / f"{t}.json").read_text()) for t in ("sentiment", "antonyms")}, **tables})
+
+
+def test_tasks_are_builtin_names_files_or_folders(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for name in ("b.csv", "a.json", "notes.txt"):
+        (folder / name).write_text("")
+    assert suite.task_sources(f"sentiment,{folder},x/y/other.jsonl") == {
+        "sentiment": "sentiment", "a": str(folder / "a.json"), "b": str(folder / "b.csv"), "other": "x/y/other.jsonl"}
+    with pytest.raises(TaskError, match="more than one task named a"):
+        suite.task_sources(f"{folder},elsewhere/a.jsonl")
+    with pytest.raises(TaskError, match="no task files"):
+        suite.task_sources(str(tmp_path))
+
+
+def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint, tmp_path, monkeypatch, capsys):
+    """Killed during its second task × seed, a suite restarted runs only that one and reports as a suite never
+    stopped would; a method added later runs alone beside zero-shot (for its latency ratio); other settings in
+    the same folder are refused."""
+    runs, real = [], suite.evaluate
+
+    def counted(lm, task, methods, seed, stop_at=None, **kw):
+        runs.append((task.name, seed, tuple(methods)))
+        if len(runs) == stop_at:
+            raise KeyboardInterrupt
+        return real(lm, task, methods, seed=seed, **kw)
+
+    args = [*ARGS, "--seeds", "1", "--model", tiny_checkpoint, "--out", str(tmp_path / "a")]
+    monkeypatch.setattr(suite, "evaluate", lambda *a, **kw: counted(*a, stop_at=2, **kw))
+    with pytest.raises(KeyboardInterrupt):
+        main(args)
+    assert len(runs) == 2 and not (tmp_path / "a" / "summary.md").exists()
+    runs.clear()
+    monkeypatch.setattr(suite, "evaluate", counted)
+    assert main(args) == 0
+    assert [r[:2] for r in runs] == [("antonyms", 1)]
+    assert main([*args[:-1], str(tmp_path / "b")]) == 0
+    assert _outputs(tmp_path / "a") == _outputs(tmp_path / "b")
+    runs.clear()
+    more = [*args[:4], "zero-shot,few-shot,task-vector", *args[5:]]
+    assert main(more) == 0
+    assert {r[2] for r in runs} == {("task-vector", "zero-shot")} and len(runs) == 2
+    assert "task-vector" in (tmp_path / "a" / "summary.md").read_text()
+    assert main([*more, "--n-test", "5", "--task-vector-layer", "1"]) == 2
+    assert "holds results made with another n_test, task-vector's config" in capsys.readouterr().err
+
+
+def test_two_processes_give_the_summary_of_one(tiny_checkpoint, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert main([*ARGS, "--model", tiny_checkpoint, "--out", str(one)]) == 0
+    run = launch([*ARGS, "--model", tiny_checkpoint, "--out", str(two)])
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert _outputs(one) == _outputs(two)
+    assert sorted(p.name for p in two.iterdir()) == [
+        "accuracy-vs-latency.html", "antonyms.json", "heatmap.html", "methods.csv", "plotly.min.js", "sentiment.json",
+        "settings.json", "summary.csv", "summary.md", "units"]
+
+
+def _report(task_correct: dict[str, list[bool]]) -> dict:
+    results = {m: MethodResult(accuracy=sum(c) / len(c), ci95=wilson(sum(c), len(c)), first_token_accuracy=0.0,
+                               latency_ratio_to_zero_shot=1.0, build_s=0.0, n=len(c), correct=c)
+               for m, c in task_correct.items()}
+    return EvalReport("t", "m", 10, 0, "open", results).to_json()
+
+
+def test_the_method_table_counts_wins_and_significant_losses_to_zero_shot():
+    """Task a: few-shot 8 of 10 against none; task b: 2 against 10, all 8 discordant items zero-shot's
+    (McNemar p = 2 / 2**8): few-shot wins a and is significantly below zero-shot on b."""
+    reports = {"a": _report({"zero-shot": [False] * 10, "few-shot": [True] * 8 + [False] * 2}),
+               "b": _report({"zero-shot": [True] * 10, "few-shot": [True] * 2 + [False] * 8})}
+    rows = {r["method"]: r for r in method_rows(reports, ["zero-shot", "few-shot"])}
+    assert rows["few-shot"]["wins"] == 1 and rows["zero-shot"]["wins"] == 1
+    assert rows["few-shot"]["below_zero_shot"] == 1 and rows["few-shot"]["significantly_below_zero_shot"] == 1
+    assert rows["few-shot"]["mean_accuracy"] == 0.5 and rows["zero-shot"]["below_zero_shot"] == 0
