@@ -19,19 +19,13 @@ from icr_app.analyses.rank1.views import (
 from icr_app.app.answers import Page
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.app.exports import json_file
+from icr_app.app.i18n import say, t
 from icr_app.core.tasks import Task
-
-EXPLAIN = ("A prompt's context changes a block's MLP input at the query. That change equals a rank-1 update of the "
-           "MLP's first weights plus a residual patch: the context-free block with the patch reproduces the "
-           "with-context output exactly. The patch is specific to its query: applied to another query it closes "
-           "only part of that query's gap. Reading guide: the blue line (patched) sits at rounding level, far "
-           "below the orange one (no patch); σ₂/σ₁ near 1e-7 means rank 1.")
 
 
 def _placeholder() -> go.Figure:
     fig = go.Figure()
-    fig.add_annotation(text="run the rank-1 check, or pick a built-in task to see the shipped result",
-                       showarrow=False)
+    fig.add_annotation(text=say("rank1.empty"), showarrow=False)
     fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=200)
     return fig
 
@@ -60,20 +54,20 @@ def build_tab(ctx: AppContext, page: Page) -> None:
 
     n_layers = ctx.lm.n_layers
     first = figures(page.initial_views, n_layers // 2)
-    with gr.Tab("Rank-1 view"):
-        gr.Markdown(EXPLAIN)
+    with gr.Tab(t("rank1.tab")):
+        gr.Markdown(t("rank1.explain"))
         with gr.Row():
-            layer = gr.Slider(0, n_layers - 1, value=n_layers // 2, step=1, label="layer to detail")
-            btn = gr.Button("Run the rank-1 check", variant="primary")
-            stop = gr.Button("Cancel")
-        err = gr.Plot(first[0], label="identity error per layer")
+            layer = gr.Slider(0, n_layers - 1, value=n_layers // 2, step=1, label=t("rank1.layer"))
+            btn = gr.Button(t("rank1.run"), variant="primary")
+            stop = gr.Button(t("cancel"))
+        err = gr.Plot(first[0], label=t("rank1.error"))
         with gr.Row():
-            sv = gr.Plot(first[1], label="singular values of ΔW")
-            norms = gr.Plot(first[2], label="|ΔW| as demonstrations are added")
-        transfer = gr.Plot(first[3], label="transfer to other queries")
+            sv = gr.Plot(first[1], label=t("rank1.sv"))
+            norms = gr.Plot(first[2], label=t("rank1.norms"))
+        transfer = gr.Plot(first[3], label=t("rank1.transfer"))
         with gr.Row():
-            export = gr.Button("Download this result (JSON)")
-            export_file = gr.File(label="rank-1 report", interactive=False)
+            export = gr.Button(t("rank1.download"))
+            export_file = gr.File(label=t("rank1.file"), interactive=False)
     figs = [err, sv, norms, transfer]
     on(btn.click, run, [page.task, page.views, layer, page.shots, page.seed], [page.views, *figs], "rank1", JOBS)
     layer.release(redraw, [page.views, layer], [*figs, layer], queue=False)
