@@ -162,7 +162,7 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
         for name in REGISTRY:
             with gr.Column(min_width=220, visible=name in DEFAULT_PANELS, elem_classes="method-panel") as col:
                 md = gr.Markdown("### " + t(f"method.{name}"))
-                plot = gr.Plot(label=t("label_probabilities"))
+                plot = gr.Plot(label=f"{name} " + t("label_probabilities"))
                 with gr.Accordion(t("prompt_used"), open=False):
                     prompt = gr.Textbox(lines=6, show_label=False, max_lines=20)
                 outputs[name] = [md, plot, prompt]
