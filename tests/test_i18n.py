@@ -134,3 +134,28 @@ def test_the_served_page_carries_both_languages_and_answers_in_the_visitors(serv
                            headers={"Accept-Language": "zh-CN", "Cookie": f"{COOKIE}=en"})
     with pytest.raises(Exception, match="every example has the label 'x'"):
         chose_english.predict(handle_file(str(bad)), api_name="/load_upload")
+
+
+def test_a_file_for_another_model_and_a_missing_router_are_told_in_chinese(lm, tmp_path):
+    """The other messages a visitor meets on the page: an uploaded method file made for another model, a
+    truncated one, and a model with no shipped ICR router (the ICR panel says so)."""
+    from tiny import tiny_lm
+
+    from icr_app.core.artefacts import ArtefactError
+    from icr_app.methods.icr.router import pretrained_folder
+    from icr_app.methods.site.artefact import save_site
+    from icr_app.methods.site.method import SiteConfig, SiteMethod, build_site
+
+    other = tiny_lm(n_layers=2)
+    site = build_site(other, builtin_task("sentiment"), config=SiteConfig(n_prompts=4, n_demos=2, steps=2))
+    path = save_site(site, tmp_path / "other.safetensors")
+    with pytest.raises(ArtefactError) as wrong_model:
+        SiteMethod.load(path, lm)
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(ArtefactError) as truncated:
+        SiteMethod.load(path, lm)
+    with pytest.raises(ArtefactError) as no_router:
+        pretrained_folder(lm)
+    for err, kept in ((wrong_model, other.fingerprint), (truncated, "other.safetensors"), (no_router, lm.name)):
+        chinese = in_chinese(str(err.value))
+        assert HAN.search(chinese) and kept in chinese, str(err.value)

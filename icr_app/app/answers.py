@@ -19,6 +19,7 @@ import pandas as pd
 from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
 from icr_app.app.i18n import say, t
+from icr_app.app.messages import translated_error
 from icr_app.app.task_notes import task_note
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
@@ -117,8 +118,8 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
     try:
         answer = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
-        return (f"### {title}\n_{say('cannot_answer', err=err)}_", label_prob_bars(None, title, say("not_available")),
-                "")
+        return (f"### {title}\n_{say('cannot_answer', err=translated_error(str(err)))}_",
+                label_prob_bars(None, title, say("not_available")), "")
     if answer is None:
         return f"### {title}\n_{say('not_built')}_", label_prob_bars(None, title, say("not_built_yet")), ""
     pred = answer.prediction

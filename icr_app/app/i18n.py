@@ -25,7 +25,7 @@ ENGLISH, CHINESE = "en", "zh-CN"
 LANGUAGES = {ENGLISH: "English", CHINESE: "简体中文"}
 COOKIE = "icl_lab_lang"
 I18N = gr.I18n(**STRINGS)
-# Accept-Language tags read as Simplified Chinese (the frontend's own locale is "zh-CN" for all of them in Chrome).
+# Accept-Language tags read as Simplified Chinese: a browser set to it sends zh-CN, the others are its variants.
 SIMPLIFIED = ("zh", "zh-cn", "zh-hans", "zh-sg", "zh-hans-cn")
 
 # The switch's choice, kept in a cookie so the server reads it with every request, then a reload: the whole page,

@@ -55,6 +55,12 @@ CHINESE_MESSAGES: tuple[tuple[str, str], ...] = (
      "{f}：张量数据与校验和不符（文件已损坏）"),
     (FILE + r" was made for model (?P<found>.*), not the loaded (?P<loaded>.*); build it again for this model",
      "{f} 是为模型 {found} 制作的，不是当前加载的 {loaded}；请为这个模型重新构建"),
+    (r"this (?P<what>.+?) was (?:built for|trained on) model (?P<found>.+?), but the loaded model is (?P<loaded>.+?); "
+     r"(?:rebuild it|train it again) for this model",
+     "这个 {what} 是为模型 {found} 制作的，但当前加载的模型是 {loaded}；请为这个模型重新构建"),
+    (r"no pretrained ICR router ships for model '(?P<model>.*)' \(routers ship for: (?P<shipped>.*)\); train one "
+     r"with `icl-lab icr train`",
+     "模型“{model}”没有随应用提供预训练的 ICR 路由器（已提供的模型：{shipped}）；可以用 `icl-lab icr train` 训练一个"),
 )
 PATTERNS = tuple((re.compile(english, re.DOTALL), chinese) for english, chinese in CHINESE_MESSAGES)
 

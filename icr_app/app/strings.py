@@ -46,8 +46,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "describe.model": "{description} · model **{model}**",
     "english_only": "_{model} splits each Chinese character into {ratio:.1f} tokens on average: its vocabulary and "
                     "its training text are English, so it reads these examples as strings of bytes and every method "
-                    "answers them weakly here. A multilingual model (Gemma-3-270M) reads each character as about one "
-                    "token and answers them._",
+                    "answers them weakly here. They are written for a multilingual model such as Gemma-3-270M._",
     "not_built": "not built for this task yet: press “Build selected methods”",
     "cannot_answer": "cannot answer: {err}",
     "not_available": "not available",
@@ -315,7 +314,7 @@ ZH: dict[str, str] = {
     "describe": "**{name}**：{n} 个示例；{kind}",
     "describe.model": "{description} · 模型 **{model}**",
     "english_only": "_{model} 平均把每个汉字切成 {ratio:.1f} 个词元：它的词表和训练文本都是英文，读这些示例时只看到"
-                    "一串字节，所以这里每种方法的回答都很弱。多语言模型（Gemma-3-270M）大约一个汉字一个词元，能回答它们。_",
+                    "一串字节，所以这里每种方法的回答都很弱。这些任务是为多语言模型（例如 Gemma-3-270M）编写的。_",
     "not_built": "尚未为此任务构建：请点击“构建所选方法”",
     "cannot_answer": "无法回答：{err}",
     "not_available": "不可用",

@@ -17,6 +17,7 @@ from icr_app.app.answers import Page, predict_one
 from icr_app.app.built_tab import built_method
 from icr_app.app.context import AppContext, clip_query, on
 from icr_app.app.i18n import say, t
+from icr_app.app.messages import translated_error
 from icr_app.core.artefacts import ArtefactError
 from icr_app.core.tasks import Task
 from icr_app.methods.icr.method import cached_router
@@ -62,7 +63,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         try:
             return routing_figures(cached_router(ctx.lm), clip_query(query))[1]
         except (OSError, ArtefactError) as err:
-            return _note(str(err))
+            return _note(translated_error(str(err)))
 
     def step4(views: dict, layer: int) -> go.Figure:
         flow = views.get("flow")

@@ -7,6 +7,7 @@ import gradio as gr
 from icr_app.app.answers import Page
 from icr_app.app.context import AppContext, clip_query, on
 from icr_app.app.i18n import say, t
+from icr_app.app.messages import translated_error
 from icr_app.core.artefacts import ArtefactError
 from icr_app.methods.icr.method import cached_router
 from icr_app.methods.icr.view import routing_figures
@@ -18,7 +19,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         try:
             router = cached_router(ctx.lm)
         except (OSError, ArtefactError) as err:  # no pretrained router for this model
-            return note_figure(str(err)), note_figure(str(err))
+            return (note_figure(translated_error(str(err))),) * 2
         return routing_figures(router, clip_query(query))
 
     first = (note_figure(say("after_answers")),) * 2  # drawn on page load, after the panels
