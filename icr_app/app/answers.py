@@ -123,7 +123,8 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
     if answer is None:
         return f"### {title}\n_{say('not_built')}_", label_prob_bars(None, title, say("not_built_yet")), ""
     pred = answer.prediction
-    return panel_text(name, answer), label_prob_bars(pred.label_probs, title), pred.prompt
+    bars = label_prob_bars(pred.label_probs, title, say("bars.open"), say("bars.axis"))
+    return panel_text(name, answer), bars, pred.prompt
 
 
 def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
