@@ -147,6 +147,8 @@ build the methods that learn from the examples → open the tabs below to see *w
     "site.map": "α per layer and head",
     "site.load": "load a SITE task (.safetensors)",
     "site.building": "building SITE",
+    "site.summary": "SITE for **{task}**: {n_prompts} prompts × {n_demos} demos, {objective} objective; {steps} steps "
+                    "(best {best}); train loss {train:.3f}, val loss {val:.3f}; built in {s:.0f} s",
     "icr.tab": "ICR routing",
     "icr.explain": "ICR adds a low-rank bias to the attention logits of the last third of the layers, along principal "
                    "ICL directions (PIDs) found from many ICL prompts. A small router reads the query and sets α(x): "
@@ -169,6 +171,8 @@ build the methods that learn from the examples → open the tabs below to see *w
     "lora.params": "trained parameters, LoRA and SITE",
     "lora.load": "load a LoRA adapter (.safetensors)",
     "lora.training": "training LoRA",
+    "lora.summary": "LoRA for **{task}**: {n:,} trained parameters (rank {r} on {modules}); {steps} steps, kept step "
+                    "{best} (validation loss {loss:.3f}, accuracy {acc:.0%}); built in {s:.0f} s",
     "tv.tab": "Task vector",
     "tv.explain": "A few-shot prompt makes the model compute, at its last token, a state that already says which task "
                   "to do: the demonstrations are compressed into it. The task vector is that state after one block, "
@@ -178,6 +182,9 @@ build the methods that learn from the examples → open the tabs below to see *w
                   "the query has not been read yet; too late and the answer is already fixed: the block is chosen on "
                   "held-out training examples.",
     "tv.figure": "validation accuracy per block",
+    "tv.summary": "Task vector for **{task}**: {n_prompts} prompts × {n_demos} demos; block {layer} chosen on {n_val} "
+                  "held-out examples (accuracy {acc:.2f}, zero-shot {zs:.2f}); {n:,} stored numbers; "
+                  "built in {s:.0f} s",
     "fv.tab": "Function vector",
     "fv.explain": "A few attention heads carry the task from the demonstrations to the last token. To find them, the "
                   "demonstrations' labels are shuffled, which breaks the task, and each head in turn gets back its "
@@ -188,6 +195,11 @@ build the methods that learn from the examples → open the tabs below to see *w
                   "model, it makes the model do the task without any demonstration.",
     "fv.figure": "average indirect effect per layer and head",
     "fv.build_site": "_build SITE too to compare its head selection with these heads_",
+    "fv.none": "none",
+    "fv.overlap": "**{n} of the top {k} heads** here are also among SITE's top {k} by α: {listed}",
+    "fv.summary": "Function vector for **{task}**: mean head outputs over {n_prompts} prompts, indirect effects over "
+                  "{n_corrupted} shuffled-label prompts ({n_demos} demos each); top {k} heads {heads}; added after "
+                  "block {layer}; {n:,} stored numbers; built in {s:.0f} s",
     "i2cl.tab": "I2CL coefficients",
     "i2cl.explain": "I2CL runs each demonstration on its own and averages, per layer, what the attention and the MLP "
                     "write into the residual stream at its last token: two context vectors per layer that summarise "
@@ -196,6 +208,8 @@ build the methods that learn from the examples → open the tabs below to see *w
                     "a layer where the demonstrations' summary helps; β below 1 is a layer where the query's own "
                     "output is damped.",
     "i2cl.figure": "λ and β per layer",
+    "i2cl.summary": "I2CL for **{task}**: {n_demos} demonstrations, calibrated on {n_cal} examples for {steps} steps "
+                    "({loss} loss); built in {s:.0f} s",
     "icv.tab": "ICV strength",
     "icv.explain": "ICV compares, for each demonstration, the model's hidden state at the end of the query with the "
                    "state once the answer is written: the shift that answering makes. The main direction of these "
@@ -205,6 +219,8 @@ build the methods that learn from the examples → open the tabs below to see *w
                    "prompt. λ is picked on held-out training examples: too small does nothing, too large breaks the "
                    "model.",
     "icv.figure": "validation accuracy per λ",
+    "icv.summary": "ICV for **{task}**: {n_demos} demonstrations, λ = {strength:g} chosen on {n_val} held-out "
+                   "examples; built in {s:.0f} s",
     # the analyses
     "anchors.tab": "Anchor flow",
     "anchors.explain": "Saliency A ⊙ ∂L/∂A tells how much each attention edge matters for the answer. Label words act "
@@ -408,6 +424,8 @@ ZH: dict[str, str] = {
     "site.map": "每层每个注意力头的 α",
     "site.load": "加载 SITE 任务（.safetensors）",
     "site.building": "正在构建 SITE",
+    "site.summary": "**{task}** 的 SITE：{n_prompts} 个提示 × {n_demos} 个示例，{objective} 目标；{steps} 步"
+                    "（最佳第 {best} 步）；训练损失 {train:.3f}，验证损失 {val:.3f}；构建用时 {s:.0f} 秒",
     "icr.tab": "ICR 路由",
     "icr.explain": "ICR 在最后三分之一的层里给注意力 logits 加上一个低秩偏置，方向是从大量上下文学习提示中找到的"
                    "上下文学习主方向（PID）。一个小路由器读取查询并给出 α(x)：沿每个方向推动多少，"
@@ -426,12 +444,17 @@ ZH: dict[str, str] = {
     "lora.params": "训练参数量：LoRA 与 SITE",
     "lora.load": "加载 LoRA 适配器（.safetensors）",
     "lora.training": "正在训练 LoRA",
+    "lora.summary": "**{task}** 的 LoRA：训练 {n:,} 个参数（秩 {r}，作用于 {modules}）；共 {steps} 步，保留第 {best} 步"
+                    "（验证损失 {loss:.3f}，准确率 {acc:.0%}）；构建用时 {s:.0f} 秒",
     "tv.tab": "任务向量",
     "tv.explain": "少样本提示让模型在最后一个词元处算出一个已经说明要做什么任务的状态：示例被压缩进了这个状态。任务向量"
                   "就是某一个块之后的这个状态，在该任务的多个少样本提示上取平均（每个提示都以一个不在其示例中的查询结尾）。"
                   "对零样本查询，它覆盖查询自己在该块处最后一个词元的状态，于是上面的层从中读出任务并作用于查询。块太早，"
                   "查询还没被读取；块太晚，答案已经定了：所以块是在留出的训练示例上选出来的。",
     "tv.figure": "每个块的验证准确率",
+    "tv.summary": "**{task}** 的任务向量：{n_prompts} 个提示 × {n_demos} 个示例；"
+                  "在 {n_val} 个留出示例上选出第 {layer} 块"
+                  "（准确率 {acc:.2f}，零样本 {zs:.2f}）；存储 {n:,} 个数；构建用时 {s:.0f} 秒",
     "fv.tab": "函数向量",
     "fv.explain": "少数几个注意力头把任务从示例带到最后一个词元。为了找到它们，先打乱示例的标签（任务因此被破坏），再"
                   "依次让每个注意力头恢复它在正确少样本提示上的平均输出：正确答案概率的上升就是该注意力头的间接效应"
@@ -440,17 +463,26 @@ ZH: dict[str, str] = {
                   "任何示例的情况下完成任务。",
     "fv.figure": "每层每个注意力头的平均间接效应",
     "fv.build_site": "_也构建 SITE，就能把它选出的注意力头与这些注意力头比较_",
+    "fv.none": "无",
+    "fv.overlap": "这里前 {k} 个注意力头中有 **{n} 个** 也在 SITE 按 α 排序的前 {k} 个之中：{listed}",
+    "fv.summary": "**{task}** 的函数向量：在 {n_prompts} 个提示上平均注意力头输出，在 {n_corrupted} 个打乱标签的提示上"
+                  "测量间接效应（每个 {n_demos} 个示例）；前 {k} 个注意力头 {heads}；加在第 {layer} 块之后；"
+                  "存储 {n:,} 个数；构建用时 {s:.0f} 秒",
     "i2cl.tab": "I2CL 系数",
     "i2cl.explain": "I2CL 单独运行每个示例，并按层平均注意力和 MLP 在其最后一个词元处写入残差流的内容：每层两个概括"
                     "任务的上下文向量。对零样本查询，它把它们混入每个位置，out' = β·out + λ·v，每层 4 个数在训练示例上"
                     "校准，模型本身保持冻结。λ 大的层是示例概括起作用的层；β 小于 1 的层是查询自身输出被减弱的层。",
     "i2cl.figure": "每层的 λ 和 β",
+    "i2cl.summary": "**{task}** 的 I2CL：{n_demos} 个示例，在 {n_cal} 个示例上校准 {steps} 步（{loss} 损失）；"
+                    "构建用时 {s:.0f} 秒",
     "icv.tab": "ICV 强度",
     "icv.explain": "ICV 对每个示例比较模型在查询末尾的隐藏状态与写出答案之后的状态：作答带来的偏移。每层中这些偏移的"
                    "主方向（第一主成分）就是上下文内向量。对零样本查询，它把每个隐藏状态以强度 λ 转向这个方向并保持其"
                    "长度，使模型在提示词中没有任何示例时也进入这个任务的作答模式。λ 在留出的训练示例上选出：太小没有"
                    "作用，太大会破坏模型。",
     "icv.figure": "每个 λ 的验证准确率",
+    "icv.summary": "**{task}** 的 ICV：{n_demos} 个示例，在 {n_val} 个留出示例上选出 λ = {strength:g}；"
+                   "构建用时 {s:.0f} 秒",
     "anchors.tab": "锚点信息流",
     "anchors.explain": "显著性 A ⊙ ∂L/∂A 衡量每条注意力边对答案有多重要。标签词充当锚点：在浅层，文本信息流向标签词"
                        "（S_wp）；在深层，答案读取标签词（S_pq）。曲线是多个提示的平均；下方把一个提示逐词写出，并画出"

@@ -34,17 +34,15 @@ def overlap_text(fv: FunctionVector, built: dict) -> str:
     if site is None:
         return say("fv.build_site")
     shared = site_overlap(fv.heads, site.state.alpha)
-    listed = ", ".join(f"L{layer}H{head}" for layer, head in shared) or "none"
-    return (f"**{len(shared)} of the top {len(fv.heads)} heads** here are also among SITE's top {len(fv.heads)} "
-            f"by α: {listed}")
+    listed = ", ".join(f"L{layer}H{head}" for layer, head in shared) or say("fv.none")
+    return say("fv.overlap", n=len(shared), k=len(fv.heads), listed=listed)
 
 
 def summary(fv: FunctionVector) -> str:
     m = fv.meta
     heads = ", ".join(f"L{layer}H{head}" for layer, head in fv.heads)
-    return (f"Function vector for **{m.task}**: mean head outputs over {m.n_prompts} prompts, indirect effects over "
-            f"{m.n_corrupted} shuffled-label prompts ({m.n_demos} demos each); top {m.top_k} heads {heads}; added "
-            f"after block {m.layer}; {fv.fv.numel():,} stored numbers; built in {m.build_s:.0f} s")
+    return say("fv.summary", task=m.task, n_prompts=m.n_prompts, n_corrupted=m.n_corrupted, n_demos=m.n_demos,
+               k=m.top_k, heads=heads, layer=m.layer, n=fv.fv.numel(), s=m.build_s)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from icr_app.app.answers import Page
 from icr_app.app.built_tab import built_method_tab
 from icr_app.app.context import AppContext
-from icr_app.app.i18n import t
+from icr_app.app.i18n import say, t
 from icr_app.methods.task_vector import TaskVector, TaskVectorMethod
 
 
@@ -31,9 +31,8 @@ def layer_figure(tv: TaskVector) -> go.Figure:
 
 def summary(tv: TaskVector) -> str:
     m = tv.meta
-    return (f"Task vector for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos; block {m.layer} chosen on "
-            f"{m.n_val} held-out examples (accuracy {float(tv.layer_accuracy[m.layer]):.2f}, zero-shot "
-            f"{m.zero_shot_val_accuracy:.2f}); {tv.theta.numel():,} stored numbers; built in {m.build_s:.0f} s")
+    return say("tv.summary", task=m.task, n_prompts=m.n_prompts, n_demos=m.n_demos, layer=m.layer, n_val=m.n_val,
+               acc=float(tv.layer_accuracy[m.layer]), zs=m.zero_shot_val_accuracy, n=tv.theta.numel(), s=m.build_s)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:

@@ -19,9 +19,9 @@ from icr_app.methods.site.method import SiteMethod
 def summary(adapter: LoraAdapter) -> str:
     m, c, cfg = adapter.meta, adapter.meta.curve, adapter.peft
     best = c.val_step.index(c.best_step)
-    return (f"LoRA for **{m.task}**: {adapter.n_parameters:,} trained parameters (rank {cfg['r']} on "
-            f"{', '.join(cfg['target_modules'])}); {len(c.train_loss)} steps, kept step {c.best_step} (validation "
-            f"loss {c.val_loss[best]:.3f}, accuracy {c.val_accuracy[best]:.0%}); built in {m.build_s:.0f} s")
+    return say("lora.summary", task=m.task, n=adapter.n_parameters, r=cfg["r"],
+               modules=", ".join(cfg["target_modules"]), steps=len(c.train_loss), best=c.best_step,
+               loss=c.val_loss[best], acc=c.val_accuracy[best], s=m.build_s)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:

@@ -19,9 +19,8 @@ from icr_app.views.note import note_figure
 
 def summary(site: SiteTask) -> str:
     m = site.meta
-    return (f"SITE for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos, {m.objective} objective; "
-            f"{m.steps} steps (best {m.best_step}); train loss {m.train_loss:.3f}, val loss {m.val_loss:.3f}; "
-            f"built in {m.build_s:.0f} s")
+    return say("site.summary", task=m.task, n_prompts=m.n_prompts, n_demos=m.n_demos, objective=m.objective,
+               steps=m.steps, best=m.best_step, train=m.train_loss, val=m.val_loss, s=m.build_s)
 
 
 def _empty() -> go.Figure:
