@@ -255,6 +255,8 @@ build the methods that learn from the examples → open the tabs below to see *w
     "anchors.download": "Download these results (JSON)",
     "anchors.file": "anchor results",
     "anchors.no_flow": "no flow computed yet",
+    "anchors.saliency": "saliency",
+    "anchors.isolating": "isolating",
     "anchors.no_isolation": "isolation not run yet",
     "anchors.not_run": "{kind} not run yet",
     "rank1.tab": "Rank-1 view",
@@ -272,6 +274,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "rank1.download": "Download this result (JSON)",
     "rank1.file": "rank-1 report",
     "rank1.empty": "run the rank-1 check, or pick a built-in task to see the shipped result",
+    "rank1.progress": "rank-1",
     # the Evaluate tab
     "evaluate.tab": "Evaluate",
     "evaluate.explain": "Scores the methods on a seeded held-out split of the task; latency is measured in the same "
@@ -513,6 +516,8 @@ ZH: dict[str, str] = {
     "anchors.download": "下载这些结果（JSON）",
     "anchors.file": "锚点结果",
     "anchors.no_flow": "尚未计算信息流",
+    "anchors.saliency": "显著性",
+    "anchors.isolating": "正在隔离",
     "anchors.no_isolation": "尚未运行隔离实验",
     "anchors.not_run": "尚未运行{kind}",
     "rank1.tab": "秩一视图",
@@ -529,6 +534,7 @@ ZH: dict[str, str] = {
     "rank1.download": "下载这个结果（JSON）",
     "rank1.file": "秩一报告",
     "rank1.empty": "运行秩一检验，或选择一个内置任务查看预先提供的结果",
+    "rank1.progress": "秩一检验",
     "evaluate.tab": "评测",
     "evaluate.explain": "在任务的一个固定种子留出集上给各方法打分；延迟在同一次运行中测量（先做一次不计时的预热），"
                         "所以比值是公平的。需要从示例中学习的方法在训练集上构建。阅读指南：先一眼比较准确率，再看逐条"

@@ -73,7 +73,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     def run_flow(task: Task, views: dict, n_prompts: int, shots: int, seed: int, layer: int, head: str,
                  threshold: float, kind: str, request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008
         _classification(task)
-        step = ctx.progress(progress, request, "flow", "saliency")
+        step = ctx.progress(progress, request, "flow", say("anchors.saliency"))
         views = {**views, "flow": cached.flow(ctx.lm, task, int(n_prompts), int(shots), int(seed), step)}
         return views, *redraw(views, layer, head, threshold, kind)
 
@@ -81,7 +81,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
                       threshold: float, kind: str, request: gr.Request,
                       progress: gr.Progress = gr.Progress()):  # noqa: B008
         _classification(task)
-        step = ctx.progress(progress, request, "flow", "isolating")
+        step = ctx.progress(progress, request, "flow", say("anchors.isolating"))
         views = {**views, "isolation": cached.isolation(ctx.lm, task, min(int(k), ctx.lm.n_layers), int(shots),
                                                         int(seed), step)}
         return views, *redraw(views, layer, head, threshold, kind)
@@ -90,7 +90,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
                        threshold: float, kind: str, request: gr.Request,
                        progress: gr.Progress = gr.Progress()):  # noqa: B008
         _classification(task)
-        step = ctx.progress(progress, request, "flow", kind)
+        step = ctx.progress(progress, request, "flow", say(f"anchors.{kind}"))
         views = {**views, kind: cached.experiment(ctx.lm, task, kind, int(n), int(shots), int(seed), step)}
         return views, *redraw(views, layer, head, threshold, kind)
 

@@ -42,7 +42,7 @@ def figures(views: dict, layer: int) -> tuple:
 def build_tab(ctx: AppContext, page: Page) -> None:
     def run(task: Task, views: dict, layer: int, shots: int, seed: int, request: gr.Request,
             progress: gr.Progress = gr.Progress()):  # noqa: B008
-        step = ctx.progress(progress, request, "rank1", "rank-1")
+        step = ctx.progress(progress, request, "rank1", say("rank1.progress"))
         views = {**views, "rank1": cached.rank1(ctx.lm, task, int(shots), int(seed), step)}
         return views, *figures(views, int(layer))
 
