@@ -88,7 +88,7 @@ def panel_text(name: str, answer: Answer) -> str:
         facts.append(say("fact.built", s=answer.build_s))
     if answer.shipped:
         facts.append(say("fact.shipped"))
-    return (f"### {say('method.' + name)}\n**{pred.prediction or '(empty)'}**\n\n" + " · ".join(facts)
+    return (f"### {say('method.' + name)}\n**{pred.prediction or say('empty')}**\n\n" + " · ".join(facts)
             + f"\n\n<sub>{say('kind.' + spec.kind)}</sub>")
 
 

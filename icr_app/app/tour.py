@@ -45,7 +45,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
             return _note(say("tour.open_task"))
         query = clip_query(query)
         rows = {title: predict_one(ctx, name, task, {}, query, shots, seed).prediction.label_probs
-                for name, title in (("zero-shot", "zero-shot"), ("few-shot", f"{int(shots)}-shot"))}
+                for name, title in (("zero-shot", say("tour.zero")), ("few-shot", say("tour.few", n=int(shots))))}
         return _bars(rows, say("tour.versus", query=query[:50]))
 
     def step2(built: dict, query: str, strength: float) -> tuple[go.Figure, go.Figure]:
