@@ -37,6 +37,7 @@ from icr_app import prebuilt
 from icr_app.analyses.anchors import cached as anchors_cached
 from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.app import launch
+from icr_app.app.strings import EN, ZH
 from icr_app.methods import REGISTRY
 from icr_app.methods.icr import method as icr_method
 from icr_app.methods.site.artefact import load_site
@@ -250,3 +251,40 @@ def test_evaluate_tab(page, tmp_path):
     assert [r["method"] for r in rows] == ["zero-shot", "few-shot"] and float(rows[1]["accuracy"]) >= 0
     assert "only the two" not in page.inner_text("body") and "exact McNemar test" in page.inner_text("body")
     page.screenshot(path=str(tmp_path / "evaluate.png"), full_page=True)
+
+
+# Each tab (the tour first) and the first words of its explanation, in the order of the page.
+TABS = {"tour": "tour.intro", "site.tab": "site.explain", "icr.tab": "icr.explain", "lora.tab": "lora.explain",
+        "tv.tab": "tv.explain", "fv.tab": "fv.explain", "i2cl.tab": "i2cl.explain", "icv.tab": "icv.explain",
+        "anchors.tab": "anchors.explain", "rank1.tab": "rank1.explain", "evaluate.tab": "evaluate.explain"}
+
+
+def tabs_read(page, strings: dict[str, str], tmp_path: Path, shot: str) -> None:
+    """Every tab is named in `strings`' language and opens on its explanation in it."""
+    page.get_by_role("tab", name=strings["tour"], exact=True).wait_for(timeout=TIMEOUT)
+    assert [tab.inner_text() for tab in page.get_by_role("tab").all()] == [strings[key] for key in TABS]
+    for tab, explain in TABS.items():
+        page.get_by_role("tab", name=strings[tab], exact=True).click()
+        page.get_by_text(strings[explain].replace("*", "")[:12]).filter(visible=True).first.wait_for(timeout=TIMEOUT)
+    page.screenshot(path=str(tmp_path / shot), full_page=True)
+
+
+def test_the_page_in_chinese_and_switched_to_english(browser, url, tmp_path):
+    """A browser set to Simplified Chinese gets the page in Chinese, the tour and every tab included, and the
+    handlers' text too; the page's switch turns it all into English, and back."""
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1400, "height": 1600})
+    page = context.new_page()
+    page.goto(url)
+    page.get_by_text("48 个示例；2 个标签的分类").wait_for(timeout=TIMEOUT)  # the picked task, described by the server
+    tabs_read(page, ZH, tmp_path, "chinese.png")
+    page.get_by_role("tab", name=ZH["tour"], exact=True).click()
+    for step in ("tour.step1", "tour.step5"):
+        assert ZH[step].split("**")[1] in page.inner_text("body")
+    assert page.get_by_label(ZH["query"], exact=True).input_value() == example_query("sentiment")
+    assert "__i18n__" not in page.inner_text("body")
+    page.get_by_label("English").check()  # the page reloads in English
+    page.get_by_text("48 examples; classification over 2 labels").wait_for(timeout=TIMEOUT)
+    tabs_read(page, EN, tmp_path, "switched-to-english.png")
+    page.get_by_label("简体中文").check()
+    tabs_read(page, ZH, tmp_path, "switched-back.png")
+    context.close()

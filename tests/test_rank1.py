@@ -174,12 +174,12 @@ def test_a_layer_without_update_reads_as_such_in_the_table_the_json_and_the_view
     table = capsys.readouterr().out
     row0 = next(line for line in table.splitlines() if line.split() and line.split()[0] == "0")
     assert row0.split()[5] == "-"
-    assert "layer 0: no update" in table
+    assert "no update at layer 0" in table
     data = json.loads(out.read_text())
     assert data["sigma"]["fc"][0][0] == 0.0 and data["sigma_ratio"]["fc"][0] is None
     assert data["no_update_layers"] == [0]
     assert all(r is not None for r in data["sigma_ratio"]["fc"][1:])  # later layers do see the context
     *figs, note = figures({"rank1": data}, 0)
-    assert "layer 0: no update" in note and "GPT-NeoX" in note
+    assert "Layer 0: no update" in note and "GPT-NeoX" in note
     assert "no update" in figs[1].data[0].name
     assert figures({"rank1": data}, 2)[4] == note  # the note is about the report, whichever layer is detailed

@@ -103,7 +103,7 @@ def test_shared_fv_file_loads(shared_data):
 
 
 def test_builtin_tasks_are_big_enough():
-    assert builtin_names()[0] == "sentiment" and len(builtin_names()) == 17
+    assert builtin_names()[0] == "sentiment" and len(builtin_names()) == 20
     for name in builtin_names():
         task = builtin_task(name)
         assert len(task.examples) >= 40, name

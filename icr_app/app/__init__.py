@@ -14,6 +14,7 @@ import gradio as gr
 from icr_app.app.answers import build_section
 from icr_app.app.context import AppContext
 from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
+from icr_app.app.i18n import APPLY_CHOICE, I18N, follow_choice, language_switch, t
 from icr_app.app.tour import build_tab as build_tour
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.core.paths import resolve
@@ -22,30 +23,21 @@ from icr_app.methods import REGISTRY
 
 ANALYSIS_TABS = ("icr_app.analyses.anchors.panel:build_tab", "icr_app.analyses.rank1.panel:build_tab")
 
-INTRO = """# ICL Lab
-Adapt a language model to a task from a handful of examples, and compare on the same query:
-**zero-shot** (just the query), **few-shot** (examples in the prompt: explicit in-context learning), and
-implicit methods that turn the examples into something injected inside the model, so the prompt stays as
-short as zero-shot: **SITE** (per-head task embeddings with learned head weights) and **ICR** (a router
-trained once on other tasks that bends attention along principal ICL directions, with no examples at all).
-
-Pick a task (built-in, uploaded, or edited in the table) → type a query and press **Answer** →
-build the methods that learn from the examples → open the tabs below to see *why* it works.
-"""
-
 
 def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
     """The whole page over one loaded model (the tests pass a tiny one)."""
     lm = load_model(lm or DEFAULT_MODEL) if not isinstance(lm, LoadedModel) else lm
     ctx = AppContext(lm)
     with gr.Blocks(title="ICL Lab", delete_cache=(1800, 3600)) as demo:
-        gr.Markdown(INTRO)
+        switch = language_switch()
+        gr.Markdown(t("intro"))
         page = build_section(ctx, demo)
         build_tour(ctx, page)
         for target in [spec.tab for spec in REGISTRY.values() if spec.tab] + list(ANALYSIS_TABS):
             resolve(target)(ctx, page)
         build_evaluate_tab(ctx, page)
         demo.unload(ctx.end_session)
+        follow_choice(demo, switch)
     return demo
 
 
@@ -53,5 +45,5 @@ def launch(model: LoadedModel | str | None = None, **kwargs) -> gr.Blocks:
     """Queue and serve; `ICL_LAB_CONCURRENCY` answers run at once (they take turns on the model's lock)."""
     demo = build_demo(model)
     demo.queue(default_concurrency_limit=int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), max_size=64)
-    demo.launch(max_file_size=MAX_BYTES, **kwargs)
+    demo.launch(max_file_size=MAX_BYTES, i18n=I18N, head=f"<script>({APPLY_CHOICE})()</script>", **kwargs)
     return demo

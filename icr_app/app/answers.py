@@ -18,6 +18,9 @@ import pandas as pd
 
 from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
+from icr_app.app.i18n import say, t
+from icr_app.app.messages import translated_error
+from icr_app.app.task_notes import task_note
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
 from icr_app.methods import DEFAULT_PANELS, REGISTRY
@@ -26,10 +29,6 @@ from icr_app.prebuilt import DEFAULT_QUERY, Answer, example_query, timed_answer
 from icr_app.views.answers import label_prob_bars
 
 MAX_BATCH = 50
-NOT_BUILT = "not built for this task yet: press “Build selected methods”"
-KINDS = {"baseline": "baseline", "implicit": "implicit ICL: nothing added to the prompt",
-         "fine-tuning": "explicit fine-tuning of weights, not implicit ICL"}
-AFTER_ANSWERS = "drawn once the answer panels above have answered"  # live figures: the page is served first
 
 
 @dataclass
@@ -55,9 +54,9 @@ def task_table(task: Task) -> pd.DataFrame:
 
 
 def describe(task: Task) -> str:
-    kind = (f"classification over {len(task.labels)} labels: {', '.join(task.labels[:12])}"
-            if task.kind == "classification" else "open task (answers are generated)")
-    return f"**{task.name}**: {len(task.examples)} examples; {kind}"
+    kind = (say("describe.classification", n=len(task.labels), labels=", ".join(task.labels[:12]))
+            if task.kind == "classification" else say("describe.open"))
+    return say("describe", name=task.name, n=len(task.examples), kind=kind)
 
 
 def query_for(name: str, query: str) -> str:
@@ -80,17 +79,17 @@ def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method],
 
 def panel_text(name: str, answer: Answer) -> str:
     spec, pred = REGISTRY[name], answer.prediction
-    facts = [f"{answer.seconds * 1000:.0f} ms", f"prompt {pred.prompt_tokens} tokens"]
+    facts = [say("fact.ms", ms=answer.seconds * 1000), say("fact.prompt", n=pred.prompt_tokens)]
     if answer.stored_parameters:
-        facts.append(f"{answer.stored_parameters:,} stored parameters")
+        facts.append(say("fact.stored", n=answer.stored_parameters))
     if answer.trainable_parameters:
-        facts.append(f"{answer.trainable_parameters:,} trained")
+        facts.append(say("fact.trained", n=answer.trainable_parameters))
     if answer.build_s:
-        facts.append(f"built in {answer.build_s:.1f} s")
+        facts.append(say("fact.built", s=answer.build_s))
     if answer.shipped:
-        facts.append("answer shipped with the app, timed when it was made")
-    return (f"### {spec.title}\n**{pred.prediction or '(empty)'}**\n\n" + " · ".join(facts)
-            + f"\n\n<sub>{KINDS[spec.kind]}</sub>")
+        facts.append(say("fact.shipped"))
+    return (f"### {say('method.' + name)}\n**{pred.prediction or say('empty')}**\n\n" + " · ".join(facts)
+            + f"\n\n<sub>{say('kind.' + spec.kind)}</sub>")
 
 
 def predict_one(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int, seed: int
@@ -115,15 +114,17 @@ def predict_one(ctx: AppContext, name: str, task: Task, built: dict[str, Method]
 def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int,
                  seed: int) -> tuple[str, Any, str]:
     """One method's answer to one query: (markdown, probability figure, prompt used); errors stay in the panel."""
-    title = REGISTRY[name].title
+    title = say(f"method.{name}")
     try:
         answer = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
-        return f"### {title}\n_cannot answer: {err}_", label_prob_bars(None, title, "not available"), ""
+        return (f"### {title}\n_{say('cannot_answer', err=translated_error(str(err)))}_",
+                label_prob_bars(None, title, say("not_available")), "")
     if answer is None:
-        return f"### {title}\n_{NOT_BUILT}_", label_prob_bars(None, title, "not built yet"), ""
+        return f"### {title}\n_{say('not_built')}_", label_prob_bars(None, title, say("not_built_yet")), ""
     pred = answer.prediction
-    return panel_text(name, answer), label_prob_bars(pred.label_probs, title), pred.prompt
+    bars = label_prob_bars(pred.label_probs, title, say("bars.open"), say("bars.axis"))
+    return panel_text(name, answer), bars, pred.prompt
 
 
 def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
@@ -133,44 +134,45 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
     initial_views = prebuilt.load_views(ctx.lm, DEFAULT_TASK)
     task_state, built_state, views_state = gr.State(first), gr.State({}), gr.State(initial_views)
     with gr.Row():
-        model = gr.Dropdown(ctx.model_choices, value=ctx.lm.name, label="Model", scale=1)
-        builtin = gr.Dropdown(builtin_names(), value=DEFAULT_TASK, label="Built-in task", scale=1)
-        upload = gr.File(label="…or upload CSV / TSV / JSON / JSONL (columns input, output)",
+        model = gr.Dropdown(ctx.model_choices, value=ctx.lm.name, label=t("model"), scale=1)
+        builtin = gr.Dropdown(builtin_names(), value=DEFAULT_TASK, label=t("builtin_task"), scale=1)
+        upload = gr.File(label=t("upload"),
                          file_types=[".csv", ".tsv", ".json", ".jsonl"], type="filepath", scale=2)
     info = gr.Markdown(describe(first))
-    with gr.Accordion("Examples (editable)", open=False):
+    with gr.Accordion(t("examples_editable"), open=False):
         table = gr.Dataframe(task_table(first), headers=["input", "output"], interactive=True, max_height=300,
-                             label="examples")
-        use_table = gr.Button("Use this table as the task")
+                             label=t("examples"))
+        use_table = gr.Button(t("use_table"))
     with gr.Row():
-        query = gr.Textbox(label="Query", value=DEFAULT_QUERY, lines=2, scale=4)
+        query = gr.Textbox(label=t("query"), value=DEFAULT_QUERY, lines=2, scale=4)
         with gr.Column(scale=1):
-            shots = gr.Slider(1, 20, value=SHOTS, step=1, label="few-shot demonstrations")
-            seed = gr.Number(0, precision=0, label="seed")
+            shots = gr.Slider(1, 20, value=SHOTS, step=1, label=t("shots"))
+            seed = gr.Number(0, precision=0, label=t("seed"))
     examples = gr.Examples([[name, example_query(name)] for name in builtin_names()], [builtin, query],
-                           label="one-click queries (a built-in task and one of its inputs)", examples_per_page=6)
-    shown = gr.CheckboxGroup([(spec.title, name) for name, spec in REGISTRY.items()], value=list(DEFAULT_PANELS),
-                             label="methods side by side")
+                           label=t("one_click"), examples_per_page=6)
+    examples.dataset.headers = []  # Gradio shows a Dataset's headers untranslated; its label names the columns
+    shown = gr.CheckboxGroup([(t(f"method.{name}"), name) for name in REGISTRY], value=list(DEFAULT_PANELS),
+                             label=t("shown"))
     with gr.Row():
-        ask = gr.Button("Answer", variant="primary")
-        build_btn = gr.Button("Build selected methods")
-        build_stop = gr.Button("Cancel build")
+        ask = gr.Button(t("answer"), variant="primary")
+        build_btn = gr.Button(t("build_selected"))
+        build_stop = gr.Button(t("cancel_build"))
     build_info = gr.Markdown("")
     outputs: dict[str, list] = {}
     columns = []
     with gr.Row():
-        for name, spec in REGISTRY.items():
+        for name in REGISTRY:
             with gr.Column(min_width=220, visible=name in DEFAULT_PANELS, elem_classes="method-panel") as col:
-                md = gr.Markdown(f"### {spec.title}")
-                plot = gr.Plot(label=f"{name} label probabilities")
-                with gr.Accordion("prompt used", open=False):
+                md = gr.Markdown("### " + t(f"method.{name}"))
+                plot = gr.Plot(label=f"{name} " + t("label_probabilities"))
+                with gr.Accordion(t("prompt_used"), open=False):
                     prompt = gr.Textbox(lines=6, show_label=False, max_lines=20)
                 outputs[name] = [md, plot, prompt]
             columns.append(col)
-    with gr.Accordion("A batch of queries", open=False):
-        batch = gr.Textbox(label="one query per line", lines=5)
-        ask_batch = gr.Button("Answer all")
-        batch_table = gr.Dataframe(label="predictions of the chosen methods (the built ones, for those that build)")
+    with gr.Accordion(t("batch"), open=False):
+        batch = gr.Textbox(label=t("batch_queries"), lines=5)
+        ask_batch = gr.Button(t("answer_all"))
+        batch_table = gr.Dataframe(label=t("batch_table"))
 
     def shipped(task: Task, is_builtin: bool) -> tuple[dict, dict]:
         if not is_builtin:
@@ -191,26 +193,27 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
         task = builtin_task(name)
         built, views = shipped(task, True)
         query = query_for(name, query)
-        return task, task_table(task), describe(task), built, views, query, *answers(task, built, query, shots,
-                                                                                     seed, chosen)
+        return (task, task_table(task), task_note(ctx.lm, task, describe(task)), built, views, query,
+                *answers(task, built, query, shots, seed, chosen))
 
     def load_upload(path: str | None):
         if not path:
-            raise gr.Error("no file uploaded")
+            raise gr.Error(say("error.no_file"))
         task = load_task(path)
-        return task, task_table(task), describe(task), {}, {}
+        return task, task_table(task), task_note(ctx.lm, task, describe(task)), {}, {}
 
     def load_table(df: pd.DataFrame):
         if df is None or len(df.columns) < 2:
-            raise gr.Error("the table needs an input and an output column")
+            raise gr.Error(say("error.table_columns"))
         cells = df.iloc[:, :2].itertuples(index=False)
         rows = [("" if x is None else str(x), "" if y is None else str(y)) for x, y in cells]
         task = make_task("edited table", [r for r in rows if any(v.strip() for v in r)])
-        return task, describe(task), {}, {}
+        return task, task_note(ctx.lm, task, describe(task)), {}, {}
 
     def switch_model(name: str, task: Task):
         ctx.switch(name)
-        return *shipped(task, task.name in builtin_names()), f"{describe(task)} · model **{ctx.lm.name}**"
+        description = say("describe.model", description=describe(task), model=ctx.lm.name)
+        return *shipped(task, task.name in builtin_names()), task_note(ctx.lm, task, description)
 
     def show(chosen: list[str]):
         return [gr.update(visible=name in chosen) for name in REGISTRY]
@@ -240,7 +243,8 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
         built, notes = dict(built), []
         for name in todo:
             spec = REGISTRY[name]
-            step = ctx.progress(progress, request, "build", f"building {spec.title}")
+            title = say(f"method.{name}")
+            step = ctx.progress(progress, request, "build", say("building", title=title))
             context = BuildContext(lm, task, Answering.of(lm, task), seed=int(seed), shots=int(shots), progress=step)
             t0 = time.perf_counter()
             try:
@@ -248,19 +252,19 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
             except gr.Error:
                 raise
             except Exception as err:  # one method that cannot be built never stops the others
-                notes.append(f"{spec.title}: cannot be built for this task: {err}")
+                notes.append(say("cannot_build", title=title, err=err))
                 continue
             method.build_s = time.perf_counter() - t0
             built[name] = method
-            notes.append(f"{spec.title}: built in {method.build_s:.1f} s")
-        return built, "\n\n".join(notes) or "nothing to build: the chosen methods are built already or need nothing"
+            notes.append(say("built_note", title=title, s=method.build_s))
+        return built, "\n\n".join(notes) or say("nothing_to_build")
 
     def answer_batch(task: Task, built: dict, text: str, shots: int, seed: int, chosen: list[str]):
         queries = [clip_query(q) for q in (text or "").splitlines() if q.strip()]
         if not queries:
-            raise gr.Error("type one query per line")
+            raise gr.Error(say("error.no_batch"))
         if len(queries) > MAX_BATCH:
-            gr.Warning(f"only the first {MAX_BATCH} queries are answered")
+            gr.Warning(say("warning.batch_cut", n=MAX_BATCH))
             queries = queries[:MAX_BATCH]
         columns_out: dict[str, list[str]] = {"query": queries}
         for name in chosen:

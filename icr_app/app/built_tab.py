@@ -12,10 +12,11 @@ from pathlib import Path
 
 import gradio as gr
 import plotly.graph_objects as go
+from gradio.i18n import I18nData
 
 from icr_app.app.answers import Page
 from icr_app.app.context import TASKS, AppContext, on
-from icr_app.methods import REGISTRY
+from icr_app.app.i18n import say, t
 from icr_app.methods.base import Method
 from icr_app.methods.state import BuiltState, StatefulMethod, save_method
 
@@ -32,24 +33,24 @@ def state_file(method: StatefulMethod, folder: Path) -> Path:
 
 
 def download_file(kind: type[StatefulMethod]) -> gr.File:
-    return gr.File(label=f"download this {kind.STATE.TITLE} (safetensors)", interactive=False)
+    return gr.File(label=t(f"download.{kind.name}"), interactive=False)
 
 
 def not_built(kind: type[StatefulMethod]) -> str:
-    return f"_not built for this task yet: choose {REGISTRY[kind.name].title} above and press “Build selected methods”_"
+    return say("not_built_here", title=say(f"method.{kind.name}"))
 
 
-def built_method_tab(ctx: AppContext, page: Page, kind: type[StatefulMethod], title: str, explain: str,
-                     figure_label: str, figure: Callable[[BuiltState], go.Figure], summary: Callable[[BuiltState], str],
+def built_method_tab(ctx: AppContext, page: Page, kind: type[StatefulMethod], title: I18nData, explain: I18nData,
+                     figure_label: I18nData, figure: Callable[[BuiltState], go.Figure],
+                     summary: Callable[[BuiltState], str],
                      notes: Callable[[BuiltState, dict[str, Method]], str] | None = None) -> None:
     """A tab showing the visitor's built `kind` (its state's `figure` and `summary`, and `notes` on it beside the
     other built methods when given) and offering its artefact, redrawn whenever their built methods or the task
     change (api name "<method>_view")."""
-    empty = not_built(kind)
-
     def show(built: dict[str, Method], request: gr.Request):
         method = built_method(ctx, built, kind)
         if method is None:
+            empty = not_built(kind)
             return (None, empty, None) if notes is None else (None, empty, "", None)
         shown = [figure(method.state), summary(method.state)]
         if notes is not None:
@@ -58,7 +59,7 @@ def built_method_tab(ctx: AppContext, page: Page, kind: type[StatefulMethod], ti
 
     with gr.Tab(title):
         gr.Markdown(explain)
-        info = gr.Markdown(empty)
+        info = gr.Markdown(not_built(kind))
         outs = [gr.Plot(label=figure_label), info]
         if notes is not None:
             outs.append(gr.Markdown(""))

@@ -24,6 +24,8 @@ from typing import Any
 
 import gradio as gr
 
+from icr_app.app.i18n import say
+from icr_app.app.messages import translated_error
 from icr_app.core.artefacts import ArtefactError
 from icr_app.core.models import LoadedModel, installed_models, load_model, release
 from icr_app.core.progress import Cancelled
@@ -51,9 +53,9 @@ except ImportError:
 def clip_query(query: str) -> str:
     query = (query or "").strip()
     if not query:
-        raise gr.Error("type a query first")
+        raise gr.Error(say("error.no_query"))
     if len(query) > MAX_QUERY_CHARS:
-        gr.Warning(f"the query was cut to its first {MAX_QUERY_CHARS} characters")
+        gr.Warning(say("warning.query_cut", n=MAX_QUERY_CHARS))
         query = query[:MAX_QUERY_CHARS]
     return query
 
@@ -69,9 +71,9 @@ def user_errors(fn: Callable) -> Callable:
         except gr.Error:
             raise
         except Cancelled:
-            raise gr.Error("cancelled") from None
+            raise gr.Error(say("error.cancelled")) from None
         except USER_ERRORS as err:
-            raise gr.Error(str(err)) from None
+            raise gr.Error(translated_error(str(err))) from None
 
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from icr_app.app.answers import Page
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.app.exports import csv_file, json_file
+from icr_app.app.i18n import say, t
 from icr_app.core.tasks import Task, split
 from icr_app.evaluate import EvalReport, MethodResult, evaluate
 from icr_app.methods import REGISTRY
@@ -65,26 +66,24 @@ def agreement(report: EvalReport, task: Task, a: str, b: str) -> tuple[str, pd.D
     """How two methods split the items, and the items only one of them gets right."""
     ra, rb = report.methods.get(a), report.methods.get(b)
     if ra is None or rb is None or ra.error or rb.error:
-        return f"_{a} and {b} must both be in the run and have served the task_", pd.DataFrame()
+        return say("evaluate.both_needed", a=a, b=b), pd.DataFrame()
     _, test = split(task, report.n_test, report.seed, min_train=2)
     pairs = list(zip(test.examples, ra.correct, rb.correct))
     both, neither = sum(x and y for _, x, y in pairs), sum(not x and not y for _, x, y in pairs)
     only = [{"input": e.input, "gold": e.output, "right": a if x else b} for e, x, y in pairs if x != y]
     n_a = sum(r["right"] == a for r in only)
-    text = (f"both right on **{both}**, both wrong on **{neither}**, only **{a}** on **{n_a}**, only **{b}** on "
-            f"**{len(only) - n_a}** of {len(pairs)} items")
+    text = say("evaluate.split", both=both, neither=neither, a=a, n_a=n_a, b=b, n_b=len(only) - n_a, n=len(pairs))
     return text + "\n\n" + paired_test_text(a, b, paired(ra.correct, rb.correct)), pd.DataFrame(only)
 
 
 def paired_test_text(a: str, b: str, c: dict[str, Any]) -> str:
-    verdict = ("a difference the test supports (p < 0.05)" if significant(c) else
-               "**not significant** (p ≥ 0.05): the items they disagree on could split this way by chance")
-    return (f"{a} − {b}: **{c['diff']:+.3f}** (95% interval {c['ci95'][0]:+.3f} to {c['ci95'][1]:+.3f}); exact "
-            f"McNemar test on the items only one gets right: p = {c['p_mcnemar']:.3g}, {verdict}")
+    verdict = say("evaluate.significant" if significant(c) else "evaluate.not_significant")
+    return say("evaluate.paired", a=a, b=b, diff=c["diff"], lo=c["ci95"][0], hi=c["ci95"][1], p=c["p_mcnemar"],
+               verdict=verdict)
 
 
 def _empty() -> go.Figure:
-    return note_figure("press Evaluate (a built-in task shows its shipped run)")
+    return note_figure(say("evaluate.empty"))
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
@@ -98,45 +97,41 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     def run_eval(task: Task, views: dict, chosen: list[str], n_test: int, shots: int, seed: int, a: str, b: str,
                  request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008
         if not chosen:
-            raise gr.Error("choose at least one method")
+            raise gr.Error(say("error.no_method"))
         report = evaluate(ctx.lm, task, chosen, n_test=int(n_test), seed=int(seed), shots=int(shots),
-                          progress=ctx.progress(progress, request, "evaluate", "evaluating"))
+                          progress=ctx.progress(progress, request, "evaluate", say("evaluate.evaluating")))
         views = {**views, "evaluate": report.to_json()}
         return views, *shown(views, task, a, b)
 
     def download(views: dict, request: gr.Request) -> tuple[str | None, str | None]:
         data = views.get("evaluate")
         if data is None:
-            raise gr.Error("nothing evaluated yet")
+            raise gr.Error(say("error.nothing_evaluated"))
         folder = ctx.session_dir(request)
         return (json_file(folder / "evaluation.json", data),
                 csv_file(folder / "evaluation.csv", results_table(report_from(data))))
 
     names = list(REGISTRY)
-    with gr.Tab("Evaluate"):
-        gr.Markdown("Scores the methods on a seeded held-out split of the task; latency is measured in the same run "
-                    "(after an untimed warm-up), so the ratios are fair. Methods that learn from examples are built "
-                    "on the train split. Reading guide: compare accuracy at a glance (the bars' whiskers are 95% "
-                    "intervals), then the per-item table for where two methods disagree, with the paired test of "
-                    "whether their difference is more than chance.")
+    with gr.Tab(t("evaluate.tab")):
+        gr.Markdown(t("evaluate.explain"))
         with gr.Row():
-            chosen = gr.CheckboxGroup(names, value=DEFAULTS["methods"], label="methods")
-            n_test = gr.Slider(4, 200, value=DEFAULTS["n_test"], step=1, label="held-out queries")
+            chosen = gr.CheckboxGroup(names, value=DEFAULTS["methods"], label=t("evaluate.methods"))
+            n_test = gr.Slider(4, 200, value=DEFAULTS["n_test"], step=1, label=t("held_out"))
         with gr.Row():
-            run = gr.Button("Evaluate", variant="primary")
-            stop = gr.Button("Cancel")
-        table = gr.Dataframe(label="results")
-        plot = gr.Plot(_empty(), label="accuracy per method")
+            run = gr.Button(t("evaluate.run"), variant="primary")
+            stop = gr.Button(t("cancel"))
+        table = gr.Dataframe(label=t("evaluate.results"))
+        plot = gr.Plot(_empty(), label=t("evaluate.plot"))
         with gr.Row():
-            export = gr.Button("Download the results (JSON, CSV)")
-            json_out = gr.File(label="results as JSON (the CLI's --json)", interactive=False)
-            csv_out = gr.File(label="results as CSV", interactive=False)
-        items = gr.Dataframe(label="item by item (✓ right, ✗ wrong)", max_height=300)
+            export = gr.Button(t("evaluate.export"))
+            json_out = gr.File(label=t("evaluate.json"), interactive=False)
+            csv_out = gr.File(label=t("evaluate.csv"), interactive=False)
+        items = gr.Dataframe(label=t("evaluate.items"), max_height=300)
         with gr.Row():
-            a = gr.Dropdown(names, value="zero-shot", label="compare")
-            b = gr.Dropdown(names, value="few-shot", label="with")
+            a = gr.Dropdown(names, value="zero-shot", label=t("evaluate.compare"))
+            b = gr.Dropdown(names, value="few-shot", label=t("evaluate.with"))
         split_text = gr.Markdown("")
-        only = gr.Dataframe(label="the items only one of the two gets right", max_height=300)
+        only = gr.Dataframe(label=t("evaluate.only"), max_height=300)
     outs = [table, plot, items, split_text, only]
     on(run.click, run_eval, [page.task, page.views, chosen, n_test, page.shots, page.seed, a, b],
        [page.views, *outs], "evaluate", JOBS)

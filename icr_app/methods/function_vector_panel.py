@@ -8,16 +8,9 @@ import plotly.graph_objects as go
 from icr_app.app.answers import Page
 from icr_app.app.built_tab import built_method_tab
 from icr_app.app.context import AppContext
+from icr_app.app.i18n import say, t
 from icr_app.methods.function_vector import FunctionVector, FunctionVectorMethod, site_overlap
 from icr_app.views.heads import head_map
-
-EXPLAIN = ("A few attention heads carry the task from the demonstrations to the last token. To find them, the "
-           "demonstrations' labels are shuffled, which breaks the task, and each head in turn gets back its "
-           "average output from correct few-shot prompts: the rise in the probability of the right answer is that "
-           "head's indirect effect (the map; the same axes and colours as SITE's α map). The outputs of the k "
-           "strongest heads, mapped into the residual stream by their output projections and summed, are the "
-           "function vector; added to a zero-shot query's last-token state a third of the way up the model, it "
-           "makes the model do the task without any demonstration.")
 
 
 def aie_figure(fv: FunctionVector) -> go.Figure:
@@ -39,21 +32,19 @@ def overlap_text(fv: FunctionVector, built: dict) -> str:
     """FV's top-k heads against SITE's top-k by α, when the visitor has built SITE on this task too."""
     site = built.get("site")
     if site is None:
-        return "_build SITE too to compare its head selection with these heads_"
+        return say("fv.build_site")
     shared = site_overlap(fv.heads, site.state.alpha)
-    listed = ", ".join(f"L{layer}H{head}" for layer, head in shared) or "none"
-    return (f"**{len(shared)} of the top {len(fv.heads)} heads** here are also among SITE's top {len(fv.heads)} "
-            f"by α: {listed}")
+    listed = ", ".join(f"L{layer}H{head}" for layer, head in shared) or say("fv.none")
+    return say("fv.overlap", n=len(shared), k=len(fv.heads), listed=listed)
 
 
 def summary(fv: FunctionVector) -> str:
     m = fv.meta
     heads = ", ".join(f"L{layer}H{head}" for layer, head in fv.heads)
-    return (f"Function vector for **{m.task}**: mean head outputs over {m.n_prompts} prompts, indirect effects over "
-            f"{m.n_corrupted} shuffled-label prompts ({m.n_demos} demos each); top {m.top_k} heads {heads}; added "
-            f"after block {m.layer}; {fv.fv.numel():,} stored numbers; built in {m.build_s:.0f} s")
+    return say("fv.summary", task=m.task, n_prompts=m.n_prompts, n_corrupted=m.n_corrupted, n_demos=m.n_demos,
+               k=m.top_k, heads=heads, layer=m.layer, n=fv.fv.numel(), s=m.build_s)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, FunctionVectorMethod, "Function vector", EXPLAIN,
-                     "average indirect effect per layer and head", aie_figure, summary, overlap_text)
+    built_method_tab(ctx, page, FunctionVectorMethod, t("fv.tab"), t("fv.explain"), t("fv.figure"), aie_figure,
+                     summary, overlap_text)

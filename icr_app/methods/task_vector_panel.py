@@ -7,14 +7,8 @@ import plotly.graph_objects as go
 from icr_app.app.answers import Page
 from icr_app.app.built_tab import built_method_tab
 from icr_app.app.context import AppContext
+from icr_app.app.i18n import say, t
 from icr_app.methods.task_vector import TaskVector, TaskVectorMethod
-
-EXPLAIN = ("A few-shot prompt makes the model compute, at its last token, a state that already says which task to "
-           "do: the demonstrations are compressed into it. The task vector is that state after one block, averaged "
-           "over few-shot prompts of the task (each ending in a query that is not one of its demonstrations). On a "
-           "zero-shot query it is written over the query's own last-token state at that block, so the layers above "
-           "read the task from it and apply it to the query. Too early a block and the query has not been read "
-           "yet; too late and the answer is already fixed: the block is chosen on held-out training examples.")
 
 
 def layer_figure(tv: TaskVector) -> go.Figure:
@@ -37,11 +31,10 @@ def layer_figure(tv: TaskVector) -> go.Figure:
 
 def summary(tv: TaskVector) -> str:
     m = tv.meta
-    return (f"Task vector for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos; block {m.layer} chosen on "
-            f"{m.n_val} held-out examples (accuracy {float(tv.layer_accuracy[m.layer]):.2f}, zero-shot "
-            f"{m.zero_shot_val_accuracy:.2f}); {tv.theta.numel():,} stored numbers; built in {m.build_s:.0f} s")
+    return say("tv.summary", task=m.task, n_prompts=m.n_prompts, n_demos=m.n_demos, layer=m.layer, n_val=m.n_val,
+               acc=float(tv.layer_accuracy[m.layer]), zs=m.zero_shot_val_accuracy, n=tv.theta.numel(), s=m.build_s)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, TaskVectorMethod, "Task vector", EXPLAIN, "validation accuracy per block",
+    built_method_tab(ctx, page, TaskVectorMethod, t("tv.tab"), t("tv.explain"), t("tv.figure"),
                      layer_figure, summary)

@@ -10,6 +10,7 @@ from typing import Any
 
 import gradio as gr
 import plotly.graph_objects as go
+from gradio.i18n import I18nData
 
 from icr_app.analyses.anchors import cached
 from icr_app.analyses.anchors.compression import CompressionResult, Variant
@@ -22,18 +23,21 @@ from icr_app.analyses.anchors.views import compression_figure, confusion_figure,
 from icr_app.app.answers import Page
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.app.exports import json_file
+from icr_app.app.i18n import say, t
 from icr_app.core.tasks import Task
 
-EXPLAIN = ("Saliency A ⊙ ∂L/∂A tells how much each attention edge matters for the answer. Label words act as "
-           "anchors: in shallow layers text flows into the label words (S_wp); in deep layers the answer reads "
-           "them (S_pq). The curves average several prompts; below, one prompt is written out with a layer's "
-           "strongest links drawn over it.")
-EMPTY = "_run it, or pick a built-in task to see the shipped result_"
+ALL_HEADS = "all heads"
+
 
 
 def _classification(task: Task) -> None:
     if task.kind != "classification":
-        raise gr.Error("the anchor views need a classification task (label words are the anchors)")
+        raise gr.Error(say("error.classification_only"))
+
+
+def heads(n_heads: int) -> list[tuple[I18nData | str, str]]:
+    """The head picker's choices: all heads at once (named in the visitor's language), or one by its number."""
+    return [(t("anchors.all_heads"), ALL_HEADS), *((str(h), str(h)) for h in range(n_heads))]
 
 
 def _placeholder(text: str) -> go.Figure:
@@ -55,12 +59,13 @@ def experiment_figure(kind: str, data: dict[str, Any]) -> go.Figure:
 def figures(views: dict[str, Any], layer: int, head: int | None, threshold: float, kind: str) -> tuple:
     """Every figure of the tab from its results (shipped or computed); a placeholder where there is none."""
     flow = views.get("flow")
-    curves = flow_curves_figure(FlowResult(**flow["result"])) if flow else _placeholder("no flow computed yet")
+    curves = flow_curves_figure(FlowResult(**flow["result"])) if flow else _placeholder(say("anchors.no_flow"))
     arcs = anchor_flow_figure(FlowView(**flow["view"]), layer, head, threshold) if flow else \
-        _placeholder("no flow computed yet")
+        _placeholder(say("anchors.no_flow"))
     iso = isolation_figure([IsolationRow(**r) for r in views["isolation"]]) if "isolation" in views else \
-        _placeholder("isolation not run yet")
-    exp = experiment_figure(kind, views[kind]) if kind in views else _placeholder(f"{kind} not run yet")
+        _placeholder(say("anchors.no_isolation"))
+    exp = experiment_figure(kind, views[kind]) if kind in views else \
+        _placeholder(say("anchors.not_run", kind=say(f"anchors.{kind}")))
     return curves, arcs, iso, exp
 
 
@@ -68,7 +73,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     def run_flow(task: Task, views: dict, n_prompts: int, shots: int, seed: int, layer: int, head: str,
                  threshold: float, kind: str, request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008
         _classification(task)
-        step = ctx.progress(progress, request, "flow", "saliency")
+        step = ctx.progress(progress, request, "flow", say("anchors.saliency"))
         views = {**views, "flow": cached.flow(ctx.lm, task, int(n_prompts), int(shots), int(seed), step)}
         return views, *redraw(views, layer, head, threshold, kind)
 
@@ -76,7 +81,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
                       threshold: float, kind: str, request: gr.Request,
                       progress: gr.Progress = gr.Progress()):  # noqa: B008
         _classification(task)
-        step = ctx.progress(progress, request, "flow", "isolating")
+        step = ctx.progress(progress, request, "flow", say("anchors.isolating"))
         views = {**views, "isolation": cached.isolation(ctx.lm, task, min(int(k), ctx.lm.n_layers), int(shots),
                                                         int(seed), step)}
         return views, *redraw(views, layer, head, threshold, kind)
@@ -85,54 +90,50 @@ def build_tab(ctx: AppContext, page: Page) -> None:
                        threshold: float, kind: str, request: gr.Request,
                        progress: gr.Progress = gr.Progress()):  # noqa: B008
         _classification(task)
-        step = ctx.progress(progress, request, "flow", kind)
+        step = ctx.progress(progress, request, "flow", say(f"anchors.{kind}"))
         views = {**views, kind: cached.experiment(ctx.lm, task, kind, int(n), int(shots), int(seed), step)}
         return views, *redraw(views, layer, head, threshold, kind)
 
     def redraw(views: dict, layer: int, head: str, threshold: float, kind: str):
         n_layers = ctx.lm.n_layers
-        return (*figures(views, min(int(layer), n_layers - 1), None if head == "all heads" else int(head),
+        return (*figures(views, min(int(layer), n_layers - 1), None if head == ALL_HEADS else int(head),
                          float(threshold), kind), gr.update(maximum=n_layers - 1),
-                gr.update(choices=["all heads", *map(str, range(ctx.lm.n_heads))]))
+                gr.update(choices=heads(ctx.lm.n_heads)))
 
     def download(views: dict, request: gr.Request) -> str:
         return json_file(ctx.session_dir(request) / "anchor-views.json", views)
 
     lm = ctx.lm
     first = figures(page.initial_views, lm.n_layers // 2, None, 0.1, "re-weighting")
-    with gr.Tab("Anchor flow"):
+    with gr.Tab(t("anchors.tab")):
         views = page.views
-        gr.Markdown(EXPLAIN)
+        gr.Markdown(t("anchors.explain"))
         with gr.Row():
-            n_prompts = gr.Slider(1, 40, value=cached.DEFAULTS["n_prompts"], step=1, label="prompts to average")
-            flow_btn = gr.Button("Compute flow", variant="primary")
-            stop = gr.Button("Cancel")
-        curves = gr.Plot(first[0], label="flow per layer")
+            n_prompts = gr.Slider(1, 40, value=cached.DEFAULTS["n_prompts"], step=1, label=t("anchors.prompts"))
+            flow_btn = gr.Button(t("anchors.compute"), variant="primary")
+            stop = gr.Button(t("cancel"))
+        curves = gr.Plot(first[0], label=t("anchors.curves"))
         with gr.Row():
-            layer = gr.Slider(0, lm.n_layers - 1, value=lm.n_layers // 2, step=1, label="layer")
-            head = gr.Dropdown(["all heads", *map(str, range(lm.n_heads))], value="all heads", label="heads")
-            threshold = gr.Slider(0.0, 1.0, value=0.1, step=0.05, label="hide links weaker than (share of the "
-                                                                         "strongest)")
-        arcs = gr.Plot(first[1], label="one prompt's anchor flow")
-        gr.Markdown("**Isolation**: block label words (or as many random tokens) from earlier tokens in the first or "
-                    "last K layers. Loyalty = agreement with the unmodified model. Reading guide: the label-word bars "
-                    "drop far more than the random ones when the label words really are the anchors.")
+            layer = gr.Slider(0, lm.n_layers - 1, value=lm.n_layers // 2, step=1, label=t("layer"))
+            head = gr.Dropdown(heads(lm.n_heads), value=ALL_HEADS, label=t("anchors.heads"))
+            threshold = gr.Slider(0.0, 1.0, value=0.1, step=0.05, label=t("anchors.threshold"))
+        arcs = gr.Plot(first[1], label=t("anchors.arcs"))
+        gr.Markdown(t("anchors.isolation_guide"))
         with gr.Row():
-            iso_k = gr.Slider(1, lm.n_layers, value=min(cached.DEFAULTS["k"], lm.n_layers), step=1, label="K layers")
-            iso_btn = gr.Button("Run isolation")
-        iso_plot = gr.Plot(first[2], label="isolation")
-        gr.Markdown("**Using the anchors**: *re-weighting* learns one scale per layer, head and label word from 4 "
-                    "examples per class; *compression* answers against a KV cache kept only at label words and "
-                    "formatting tokens; *confusion* compares how close the label words' keys sit with which classes "
-                    "the model confuses.")
+            iso_k = gr.Slider(1, lm.n_layers, value=min(cached.DEFAULTS["k"], lm.n_layers), step=1,
+                              label=t("anchors.k"))
+            iso_btn = gr.Button(t("anchors.run_isolation"))
+        iso_plot = gr.Plot(first[2], label=t("anchors.isolation"))
+        gr.Markdown(t("anchors.using_guide"))
         with gr.Row():
-            kind = gr.Radio(list(cached.EXPERIMENTS), value="re-weighting", label="experiment")
-            n_held = gr.Slider(8, 200, value=cached.DEFAULTS["n_test"], step=1, label="held-out queries")
-            run = gr.Button("Run experiment")
-        plot = gr.Plot(first[3], label="anchor experiment")
+            kind = gr.Radio([(t(f"anchors.{k}"), k) for k in cached.EXPERIMENTS], value="re-weighting",
+                            label=t("anchors.experiment"))
+            n_held = gr.Slider(8, 200, value=cached.DEFAULTS["n_test"], step=1, label=t("held_out"))
+            run = gr.Button(t("anchors.run"))
+        plot = gr.Plot(first[3], label=t("anchors.plot"))
         with gr.Row():
-            export = gr.Button("Download these results (JSON)")
-            export_file = gr.File(label="anchor results", interactive=False)
+            export = gr.Button(t("anchors.download"))
+            export_file = gr.File(label=t("anchors.file"), interactive=False)
     outs = [curves, arcs, iso_plot, plot, layer, head]
     settings = [layer, head, threshold, kind]
     draw = [views, *settings]

@@ -322,15 +322,7 @@ def summary_table(report: Rank1Report) -> str:
     lines.append(f"max over layers: {max(report.max_abs_error):.2e} "
                  f"({max(report.max_ulp_error):.1f} ulp); x2 = mean over {len(tr.queries)} other queries")
     if report.no_update_layers:
-        lines.append(f"s2/s1 '-': {no_update_note(report)}")
+        lines.append(f"s2/s1 '-': no update at layer {', '.join(map(str, report.no_update_layers))} (ΔW = 0: the "
+                     "context leaves the MLP's input at the query unchanged there)")
     return "\n".join(lines)
 
-
-def no_update_note(report: Rank1Report) -> str:
-    """Which checked layers have no update and why; empty when every layer has one."""
-    if not report.no_update_layers:
-        return ""
-    layers = ", ".join(str(layer) for layer in report.no_update_layers)
-    return (f"layer {layers}: no update (ΔW = 0, σ₂/σ₁ undefined). The context does not change the MLP's input at "
-            "the query there, so there is nothing for a weight update to carry; in GPT-NeoX's parallel block the "
-            "MLP reads the block's input, which at the first layer is the query token's embedding alone.")

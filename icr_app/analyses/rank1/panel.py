@@ -10,7 +10,7 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from icr_app.analyses.rank1 import cached
-from icr_app.analyses.rank1.analysis import no_update_note
+from icr_app.analyses.rank1.analysis import Rank1Report
 from icr_app.analyses.rank1.views import (
     error_by_layer_figure,
     norm_vs_demos_figure,
@@ -20,19 +20,13 @@ from icr_app.analyses.rank1.views import (
 from icr_app.app.answers import Page
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.app.exports import json_file
+from icr_app.app.i18n import say, t
 from icr_app.core.tasks import Task
-
-EXPLAIN = ("A prompt's context changes a block's MLP input at the query. That change equals a rank-1 update of the "
-           "MLP's first weights plus a residual patch: the context-free block with the patch reproduces the "
-           "with-context output exactly. The patch is specific to its query: applied to another query it closes "
-           "only part of that query's gap. Reading guide: the blue line (patched) sits at rounding level, far "
-           "below the orange one (no patch); σ₂/σ₁ near 1e-7 means rank 1.")
 
 
 def _placeholder() -> go.Figure:
     fig = go.Figure()
-    fig.add_annotation(text="run the rank-1 check, or pick a built-in task to see the shipped result",
-                       showarrow=False)
+    fig.add_annotation(text=say("rank1.empty"), showarrow=False)
     fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=200)
     return fig
 
@@ -47,10 +41,17 @@ def figures(views: dict, layer: int) -> tuple:
             transfer_figure(report), no_update_note(report))
 
 
+def no_update_note(report: Rank1Report) -> str:
+    """Which checked layers have no update and why, in the visitor's language; empty when every layer has one."""
+    if not report.no_update_layers:
+        return ""
+    return say("rank1.no_update", layers=", ".join(map(str, report.no_update_layers)))
+
+
 def build_tab(ctx: AppContext, page: Page) -> None:
     def run(task: Task, views: dict, layer: int, shots: int, seed: int, request: gr.Request,
             progress: gr.Progress = gr.Progress()):  # noqa: B008
-        step = ctx.progress(progress, request, "rank1", "rank-1")
+        step = ctx.progress(progress, request, "rank1", say("rank1.progress"))
         views = {**views, "rank1": cached.rank1(ctx.lm, task, int(shots), int(seed), step)}
         return views, *figures(views, int(layer))
 
@@ -62,21 +63,21 @@ def build_tab(ctx: AppContext, page: Page) -> None:
 
     n_layers = ctx.lm.n_layers
     first = figures(page.initial_views, n_layers // 2)
-    with gr.Tab("Rank-1 view"):
-        gr.Markdown(EXPLAIN)
+    with gr.Tab(t("rank1.tab")):
+        gr.Markdown(t("rank1.explain"))
         with gr.Row():
-            layer = gr.Slider(0, n_layers - 1, value=n_layers // 2, step=1, label="layer to detail")
-            btn = gr.Button("Run the rank-1 check", variant="primary")
-            stop = gr.Button("Cancel")
-        err = gr.Plot(first[0], label="identity error per layer")
+            layer = gr.Slider(0, n_layers - 1, value=n_layers // 2, step=1, label=t("rank1.layer"))
+            btn = gr.Button(t("rank1.run"), variant="primary")
+            stop = gr.Button(t("cancel"))
+        err = gr.Plot(first[0], label=t("rank1.error"))
         with gr.Row():
-            sv = gr.Plot(first[1], label="singular values of ΔW")
-            norms = gr.Plot(first[2], label="|ΔW| as demonstrations are added")
+            sv = gr.Plot(first[1], label=t("rank1.sv"))
+            norms = gr.Plot(first[2], label=t("rank1.norms"))
         no_update = gr.Markdown(first[4])
-        transfer = gr.Plot(first[3], label="transfer to other queries")
+        transfer = gr.Plot(first[3], label=t("rank1.transfer"))
         with gr.Row():
-            export = gr.Button("Download this result (JSON)")
-            export_file = gr.File(label="rank-1 report", interactive=False)
+            export = gr.Button(t("rank1.download"))
+            export_file = gr.File(label=t("rank1.file"), interactive=False)
     figs = [err, sv, norms, transfer, no_update]
     on(btn.click, run, [page.task, page.views, layer, page.shots, page.seed], [page.views, *figs], "rank1", JOBS)
     layer.release(redraw, [page.views, layer], [*figs, layer], queue=False)

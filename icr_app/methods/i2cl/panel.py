@@ -5,16 +5,10 @@ from __future__ import annotations
 from icr_app.app.answers import Page
 from icr_app.app.built_tab import built_method_tab
 from icr_app.app.context import AppContext
+from icr_app.app.i18n import t
 from icr_app.methods.i2cl.method import I2CL
 from icr_app.methods.i2cl.view import coefficient_figure, summary
 
-EXPLAIN = """\
-I2CL runs each demonstration on its own and averages, per layer, what the attention and the MLP write into the
-residual stream at its last token: two context vectors per layer that summarise the task. On a zero-shot query it
-mixes them into every position, out' = β·out + λ·v, with 4 numbers per layer calibrated on the training examples
-while the model stays frozen. A large λ is a layer where the demonstrations' summary helps; β below 1 is a layer
-where the query's own output is damped."""
-
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, I2CL, "I2CL coefficients", EXPLAIN, "λ and β per layer", coefficient_figure, summary)
+    built_method_tab(ctx, page, I2CL, t("i2cl.tab"), t("i2cl.explain"), t("i2cl.figure"), coefficient_figure, summary)

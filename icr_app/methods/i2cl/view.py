@@ -6,6 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from icr_app.app.i18n import say
 from icr_app.methods.i2cl.method import MODULES, I2CLState
 
 
@@ -35,5 +36,5 @@ def coefficient_figure(state: I2CLState) -> go.Figure:
 
 def summary(state: I2CLState) -> str:
     m = state.meta
-    return (f"I2CL for **{m.task}**: {m.n_demos} demonstrations, calibrated on {m.n_calibration} examples for "
-            f"{m.steps} steps ({m.loss} loss); built in {m.build_s:.0f} s")
+    return say("i2cl.summary", task=m.task, n_demos=m.n_demos, n_cal=m.n_calibration, steps=m.steps, loss=m.loss,
+               s=m.build_s)

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import gradio as gr
 
-from icr_app.app.answers import AFTER_ANSWERS, Page
+from icr_app.app.answers import Page
 from icr_app.app.context import AppContext, clip_query, on
+from icr_app.app.i18n import say, t
+from icr_app.app.messages import translated_error
 from icr_app.core.artefacts import ArtefactError
 from icr_app.methods.icr.method import cached_router
-from icr_app.methods.icr.view import GUIDE, routing_figures
+from icr_app.methods.icr.view import routing_figures
 from icr_app.views.note import note_figure
-
-EXPLAIN = ("ICR adds a low-rank bias to the attention logits of the last third of the layers, along principal "
-           "ICL directions (PIDs) found from many ICL prompts. A small router reads the query and sets α(x): how "
-           "much to push along each direction, and γ(x): how much each head takes it. It was trained once on "
-           "other tasks and is reused here with no examples. " + GUIDE)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
@@ -22,12 +19,12 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         try:
             router = cached_router(ctx.lm)
         except (OSError, ArtefactError) as err:  # no pretrained router for this model
-            return note_figure(str(err)), note_figure(str(err))
+            return (note_figure(translated_error(str(err))),) * 2
         return routing_figures(router, clip_query(query))
 
-    first = (note_figure(AFTER_ANSWERS), note_figure(AFTER_ANSWERS))  # drawn on page load, after the panels
-    with gr.Tab("ICR routing"):
-        gr.Markdown(EXPLAIN)
+    first = (note_figure(say("after_answers")),) * 2  # drawn on page load, after the panels
+    with gr.Tab(t("icr.tab")):
+        gr.Markdown(t("icr.explain"))
         with gr.Row():
             alpha = gr.Plot(first[0], label="α(x)")
             gamma = gr.Plot(first[1], label="γ(x)")

@@ -13,9 +13,6 @@ import plotly.graph_objects as go
 from icr_app.methods.icr.router import ICRRouter
 from icr_app.views.heads import head_map
 
-GUIDE = ("Reading guide: α(x) is red or blue where the router pushes a layer along a direction (the sign says "
-         "which way); bright cells of γ(x) are the heads that take the push, blank rows the layers left alone.")
-
 
 def routing_figures(router: ICRRouter, query: str) -> tuple[go.Figure, go.Figure]:
     """α(x) and γ(x) for one query, from one pass of the encoder and the router.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from icr_app.app.i18n import say
 from icr_app.methods.icv.method import ICVState
 
 
@@ -30,5 +31,4 @@ def sweep_figure(state: ICVState) -> go.Figure:
 
 def summary(state: ICVState) -> str:
     m = state.meta
-    return (f"ICV for **{m.task}**: {m.n_demos} demonstrations, λ = {m.strength:g} chosen on {m.n_val} held-out "
-            f"examples; built in {m.build_s:.0f} s")
+    return say("icv.summary", task=m.task, n_demos=m.n_demos, strength=m.strength, n_val=m.n_val, s=m.build_s)

@@ -8,28 +8,20 @@ import gradio as gr
 from icr_app.app.answers import Page
 from icr_app.app.built_tab import built_method, download_file, state_file
 from icr_app.app.context import JOBS, AppContext, on
+from icr_app.app.i18n import say, t
 from icr_app.core.tasks import Task
 from icr_app.methods.base import Answering
 from icr_app.methods.lora.method import LoraAdapter, LoraMethod, LoraSettings, build_lora
 from icr_app.methods.lora.view import parameter_bars, training_curve
 from icr_app.methods.site.method import SiteMethod
 
-EXPLAIN = ("**Explicit fine-tuning, not in-context learning.** LoRA changes the model's weights: it trains a "
-           "low-rank update ΔW = (α/r)·B·A of each attention projection on the task's examples (the loss is the "
-           "answer tokens' only), stops when a held-out part of the examples stops improving, and merges the update "
-           "into a private copy of the model, so it answers zero-shot prompts at zero-shot cost. It works because "
-           "gradient descent writes the task straight into the weights; it is the reference the implicit methods "
-           "(SITE, ICR) are measured against, which keep the weights and steer the activations with far fewer "
-           "trained numbers.")
-NOT_BUILT = "_not built for this task yet_"
-
 
 def summary(adapter: LoraAdapter) -> str:
     m, c, cfg = adapter.meta, adapter.meta.curve, adapter.peft
     best = c.val_step.index(c.best_step)
-    return (f"LoRA for **{m.task}**: {adapter.n_parameters:,} trained parameters (rank {cfg['r']} on "
-            f"{', '.join(cfg['target_modules'])}); {len(c.train_loss)} steps, kept step {c.best_step} (validation "
-            f"loss {c.val_loss[best]:.3f}, accuracy {c.val_accuracy[best]:.0%}); built in {m.build_s:.0f} s")
+    return say("lora.summary", task=m.task, n=adapter.n_parameters, r=cfg["r"],
+               modules=", ".join(cfg["target_modules"]), steps=len(c.train_loss), best=c.best_step,
+               loss=c.val_loss[best], acc=c.val_accuracy[best], s=m.build_s)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
@@ -37,7 +29,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         """Redraw from the visitor's built LoRA (whichever button built it), for the app's current model."""
         method = built_method(ctx, built, LoraMethod)
         if method is None:
-            return None, None, NOT_BUILT, None
+            return None, None, say("lora.not_built"), None
         adapter, site = method.state, built_method(ctx, built, SiteMethod)
         path = state_file(method, ctx.session_dir(request))
         site_params = None if site is None else site.trainable_parameters
@@ -51,27 +43,27 @@ def build_tab(ctx: AppContext, page: Page) -> None:
               progress: gr.Progress = gr.Progress()):  # noqa: B008
         lm, settings = ctx.lm, LoraSettings(steps=int(steps))
         adapter = build_lora(lm, task, Answering.of(lm, task), settings, int(seed),
-                             ctx.progress(progress, request, "lora", "training LoRA"))
+                             ctx.progress(progress, request, "lora", say("lora.training")))
         return keep(built, LoraMethod(lm, adapter), request)
 
     def upload(built: dict, path: str | None, request: gr.Request):
         if not path:
-            raise gr.Error("no file uploaded")
+            raise gr.Error(say("error.no_file"))
         return keep(built, LoraMethod.load(path, ctx.lm), request)
 
-    with gr.Tab("LoRA (explicit fine-tuning)"):
-        gr.Markdown(EXPLAIN)
-        info = gr.Markdown(NOT_BUILT)
+    with gr.Tab(t("lora.tab")):
+        gr.Markdown(t("lora.explain"))
+        info = gr.Markdown(t("lora.not_built"))
         with gr.Row():
-            steps = gr.Slider(0, 400, value=LoraSettings.steps, step=10, label="at most this many training steps")
-            train_btn = gr.Button("Fine-tune LoRA", variant="primary")
-            stop = gr.Button("Cancel")
+            steps = gr.Slider(0, 400, value=LoraSettings.steps, step=10, label=t("lora.steps"))
+            train_btn = gr.Button(t("lora.train"), variant="primary")
+            stop = gr.Button(t("cancel"))
         with gr.Row():
-            curve = gr.Plot(label="training loss and validation accuracy")
-            params = gr.Plot(label="trained parameters, LoRA and SITE")
+            curve = gr.Plot(label=t("lora.curve"))
+            params = gr.Plot(label=t("lora.params"))
         with gr.Row():
             download = download_file(LoraMethod)
-            upload_file = gr.File(label="load a LoRA adapter (.safetensors)", file_types=[".safetensors"],
+            upload_file = gr.File(label=t("lora.load"), file_types=[".safetensors"],
                                   type="filepath")
     outs = [curve, params, info, download]
     on(train_btn.click, train, [page.task, page.built, steps, page.seed], [page.built, *outs], "build_lora", JOBS)

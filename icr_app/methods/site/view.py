@@ -7,8 +7,6 @@ import plotly.graph_objects as go
 from icr_app.methods.site.method import SiteTask
 from icr_app.views.heads import head_map
 
-GUIDE = "Reading guide: bright cells are the heads whose output SITE replaces by the task embedding."
-
 
 def alpha_heatmap(site: SiteTask) -> go.Figure:
     """α = sigmoid(θ) per layer and head in [0, 1]; hover shows layer, head, α and the embedding's norm."""
