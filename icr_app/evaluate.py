@@ -13,6 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template
@@ -46,6 +47,8 @@ class EvalReport:
     seed: int
     kind: str
     methods: dict[str, MethodResult]
+    dtype: str = "float32"  # what the model ran in, and the device map it was loaded with ({"": device} when whole)
+    device_map: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,4 +156,5 @@ def evaluate(
         for res in results.values():
             if res.latency_s is not None:
                 res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
-    return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results)
+    return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results,
+                      dtype=dtype_name(lm.dtype), device_map=lm.device_map)
