@@ -279,9 +279,10 @@ def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
 
 def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, monkeypatch, capsys):
     from icr_app import cli
-    from icr_app.methods.icr import commands, router
+    from icr_app.cli import common
+    from icr_app.methods.icr import router
 
-    monkeypatch.setattr(commands, "load_model", lambda _name: lm)
+    monkeypatch.setattr(common, "load_model", lambda _name, _options: lm)
     monkeypatch.setattr(router, "minilm_encoder", lambda: hash_encoder)
     for seed in (0, 1):
         trained_like(lm, pids, seed).save(tmp_path / f"seed{seed}")

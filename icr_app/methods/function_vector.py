@@ -47,7 +47,7 @@ from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos, sample_icl_prompts
 from icr_app.core.tasks import Example, Task
 from icr_app.methods.base import Answering, BuildContext, Method
-from icr_app.methods.state import answering_json, stateful_spec, tensor_field
+from icr_app.methods.state import built_fields, stateful_spec, tensor_field
 from icr_app.methods.task_vector import (
     LastTokenEdit,
     LastTokenVector,
@@ -191,7 +191,7 @@ def build_function_vector(lm: LoadedModel, train: Task, answering: Answering | N
     prompts, golds = shuffled_label_prompts(train, base.template, cfg.n_corrupted, n_demos, seed)
     aie = indirect_effects(lm, base, prompts, golds, means, cfg.batch_size, progress)
     fv = project_heads(lm, means, top_heads(aie, k))
-    meta = FunctionVectorMeta(task=train.name, **answering_json(answering), layer=layer, top_k=k,
+    meta = FunctionVectorMeta(task=train.name, **built_fields(lm, answering), layer=layer, top_k=k,
                               n_prompts=cfg.n_prompts, n_corrupted=cfg.n_corrupted, n_demos=n_demos,
                               build_s=time.perf_counter() - t0, seed=seed)
     return FunctionVector(fv, aie, meta, lm.fingerprint)

@@ -48,7 +48,7 @@ from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.methods.base import Answering, BuildContext, Method
 from icr_app.methods.site.train import PrefixPool
-from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod, answering_json, stateful_spec, tensor_field
+from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod, built_fields, stateful_spec, tensor_field
 
 VariantEdit = Callable[[Hashable, torch.Tensor, torch.Tensor], torch.Tensor]
 """edit(key, v, variants) -> v': `v` (B, C, width) is what the traced module `key` sees (or returns) at the last
@@ -275,7 +275,7 @@ def build_task_vector(lm: LoadedModel, train: Task, answering: Answering | None 
     layer = best_layer(accuracy[:-1], gold_prob[:-1]) if cfg.layer < 0 else cfg.layer
     if not 0 <= layer < lm.n_layers:
         raise ValueError(f"layer {layer} is not a block of this model (0..{lm.n_layers - 1})")
-    meta = TaskVectorMeta(task=train.name, **answering_json(answering), layer=layer, n_prompts=cfg.n_prompts,
+    meta = TaskVectorMeta(task=train.name, **built_fields(lm, answering), layer=layer, n_prompts=cfg.n_prompts,
                           n_demos=n_demos, n_val=len(val), zero_shot_val_accuracy=float(accuracy[-1]),
                           build_s=time.perf_counter() - t0, seed=seed)
     return TaskVector(states[layer].clone(), accuracy[:-1].clone(), gold_prob[:-1].clone(), meta, lm.fingerprint)

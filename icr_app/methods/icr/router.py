@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from icr_app.core.artefacts import ArtefactError, load_artefact, save_artefact
+from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.paths import ASSETS
 from icr_app.core.scoring import Intervention
@@ -142,7 +143,8 @@ class ICRRouter:
     def save(self, folder: str | Path) -> None:
         self.pids.save(folder, self.lm.fingerprint)
         net = members(self.net)[0]
-        meta = {**self.meta, "layers": self.layers, "rows": self.rows,
+        # The dtype the router was trained against: kept from its file when saved again (an ensemble, say).
+        meta = {"dtype": dtype_name(self.lm.dtype), **self.meta, "layers": self.layers, "rows": self.rows,
                 "rank": self.pids.rank, "n_heads": net.shape_gamma[1], "embed_dim": net.alpha_mlp[0].in_features,
                 "hidden": net.alpha_mlp[0].out_features, "alpha_scale": float(net.alpha_scale),
                 "members": len(members(self.net))}

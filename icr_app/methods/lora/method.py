@@ -48,7 +48,7 @@ from icr_app.core.tasks import Example, Task, split
 from icr_app.methods.base import Answering, BuildContext, Method, Prediction
 from icr_app.methods.lora.artefact import LoraAdapter, LoraMeta, config_from_json, config_json
 from icr_app.methods.lora.train import AnswerSet, set_dropout, train_adapter
-from icr_app.methods.state import StatefulMethod, answering_json
+from icr_app.methods.state import StatefulMethod, built_fields
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def build_lora(lm: LoadedModel, train: Task, answering: Answering | None = None,
     curve = train_adapter(peft_model, AnswerSet(private, zero_shot, fit), AnswerSet(private, zero_shot, val), s, seed,
                           progress)
     tensors = {k: v.detach().float().cpu().clone() for k, v in get_peft_model_state_dict(peft_model).items()}
-    meta = LoraMeta(task=train.name, **answering_json(answering), curve=curve, n_fit=len(fit), n_val=len(val),
+    meta = LoraMeta(task=train.name, **built_fields(lm, answering), curve=curve, n_fit=len(fit), n_val=len(val),
                     build_s=time.perf_counter() - t0, seed=seed)
     # peft records where the weights came from (a local cache path here): name the model instead
     peft = config_json(peft_model.peft_config["default"]) | {"base_model_name_or_path": lm.name}

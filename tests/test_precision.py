@@ -1,0 +1,210 @@
+"""Every method and view on a model loaded in bfloat16 (each family), and on one loaded with two of its blocks
+offloaded to disk through accelerate's device map; artefacts built in fp32 answer there; a model too large
+for `--max-memory` is refused before loading (issue 26).
+
+The low-precision models go through `load_model` from a saved checkpoint, as a user's would: the dtype and the
+device map are what `from_pretrained` made of the loading options.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+from families import FAMILIES, tiny_model
+from test_families import TINY_SITE, _zero_site
+from test_function_vector import TINY as TINY_FV
+from test_i2cl import TINY as TINY_I2CL
+from test_i2cl import assert_zero_shot_exactly, with_coef
+from test_icr import hash_encoder
+from test_icv import TINY as TINY_ICV
+from test_lora import TINY as TINY_LORA
+from test_lora import untrained
+from test_task_vector import TINY as TINY_TV
+from tiny import tiny_tokenizer
+
+from icr_app.analyses.anchors import cached as anchors
+from icr_app.analyses.rank1.cached import rank1
+from icr_app.cli import main
+from icr_app.core.loading import LoadOptions
+from icr_app.core.models import load_model
+from icr_app.core.tasks import builtin_task, split
+from icr_app.evaluate import evaluate
+from icr_app.methods import REGISTRY
+from icr_app.methods.base import Answering
+from icr_app.methods.i2cl.method import coefficients
+from icr_app.methods.icr import router as router_module
+from icr_app.methods.icr.method import ICR, ICRConfig
+from icr_app.methods.icr.pids import extract_pids
+from icr_app.methods.icr.router import ICRRouter, new_router
+from icr_app.methods.icv.method import ICV
+from icr_app.methods.lora.method import LoraMethod
+from icr_app.methods.site.method import SiteMethod
+from icr_app.prebuilt import build_method
+
+OFFLOADED = "llama-offloaded"  # the tiny Llama in bf16 with blocks 1 and 2 on disk
+DISK_BLOCKS = (1, 2)
+
+
+def configs(router: str) -> dict:
+    return {"site": TINY_SITE, "task-vector": TINY_TV, "function-vector": TINY_FV, "i2cl": replace(TINY_I2CL, epochs=1),
+            "icv": TINY_ICV, "lora": TINY_LORA, "icr": ICRConfig(router=router)}
+
+
+def save_checkpoint(family: str, folder) -> str:
+    tok = tiny_tokenizer()
+    tiny_model(family, tok).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+def offload_map(folder) -> str:
+    """A device map file sending two blocks to disk and the rest to the CPU."""
+    n_layers = 4
+    mapping = {"model.embed_tokens": "cpu", "model.norm": "cpu", "model.rotary_emb": "cpu", "lm_head": "cpu"}
+    mapping |= {f"model.layers.{i}": "disk" if i in DISK_BLOCKS else "cpu" for i in range(n_layers)}
+    path = folder / "map.json"
+    path.write_text(json.dumps(mapping))
+    return str(path)
+
+
+def load_low(case: str, tmp):
+    family = "llama" if case == OFFLOADED else case
+    path = save_checkpoint(family, tmp / family)
+    if case == OFFLOADED:
+        return load_model(path, LoadOptions(dtype="bfloat16", device_map=offload_map(tmp),
+                                            offload_folder=str(tmp / "offload")))
+    return load_model(path, LoadOptions(dtype="bfloat16"))
+
+
+def router_folder(lm, folder) -> str:
+    """An untrained router for `lm` saved to `folder` (α = 0: the plain model), built in `lm`'s own dtype."""
+    pids = extract_pids(lm, [builtin_task("sentiment")], rank=2, n_prompts=3, max_demos=2)
+    new_router(lm, pids, 32, layers=[lm.n_layers - 2, lm.n_layers - 1], encoder=hash_encoder).save(folder)
+    return str(folder)
+
+
+@pytest.fixture(autouse=True)
+def hashed_encoder(monkeypatch):
+    """Routers loaded from a folder embed queries with the hashed stand-in, not MiniLM."""
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+
+
+@pytest.fixture(scope="module", params=[*FAMILIES, OFFLOADED])
+def low(request, tmp_path_factory):
+    lm = load_low(request.param, tmp_path_factory.mktemp(request.param))
+    if request.param == OFFLOADED:
+        assert [lm.device_map[f"model.layers.{i}"] for i in DISK_BLOCKS] == ["disk", "disk"]
+        assert lm.layers[DISK_BLOCKS[0]].self_attn.q_proj.weight.device.type == "meta"  # offloaded outside forward
+    assert lm.dtype == torch.bfloat16
+    return lm
+
+
+@pytest.fixture(scope="module")
+def built(low, tmp_path_factory):
+    """Every method built on the low-precision model (ICR from a router saved for it)."""
+    task = builtin_task("sentiment")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+        cfg = configs(router_folder(low, tmp_path_factory.mktemp("router")))
+        return {name: build_method(low, task, name, cfg.get(name)) for name in REGISTRY}
+
+
+def test_every_method_builds_and_answers(low, built):
+    queries = builtin_task("sentiment").inputs[:3]
+    for name, method in built.items():
+        preds = method.predict(queries, batch_size=2)
+        assert all(abs(sum(p.label_probs.values()) - 1) < 1e-3 for p in preds), name
+        state = getattr(method, "state", None)
+        if state is not None:  # what a method learns is kept (and trained) in fp32 beside the bf16 model
+            assert all(getattr(state, t).dtype == torch.float32 for t in state.tensor_dims()), name
+
+
+def test_eval_report_records_the_dtype_and_device_map(low, built):
+    rep = evaluate(low, builtin_task("antonyms"), ["zero-shot", "few-shot", "task-vector"], n_test=3, shots=2,
+                   configs={"task-vector": TINY_TV})
+    assert not rep.failed, {k: v.error for k, v in rep.methods.items()}
+    data = rep.to_json()
+    assert data["dtype"] == "bfloat16" and data["device_map"] == low.device_map
+
+
+def test_strength_zero_is_zero_shot_exactly(low, built, tmp_path):
+    for task_name in ("sentiment", "antonyms"):
+        train, test = split(builtin_task(task_name), 4, seed=0)
+        queries = test.inputs
+        site = _zero_site(low, train)
+        assert_zero_shot_exactly(SiteMethod(low, site), queries)
+        assert_zero_shot_exactly(LoraMethod(low, untrained(low, train)), queries)
+    queries = builtin_task("sentiment").inputs[:4]
+    i2cl, icv = built["i2cl"].state, built["icv"].state
+    assert_zero_shot_exactly(type(built["i2cl"])(low, with_coef(i2cl, coefficients(low.n_layers, 0.0, 1.0))), queries)
+    assert_zero_shot_exactly(ICV(low, replace(icv, meta=replace(icv.meta, strength=0.0))), queries)
+    assert_zero_shot_exactly(built["icr"], queries)  # the router is untrained: α = 0
+
+
+def test_every_view_draws(low, built):
+    from icr_app.methods.function_vector_panel import aie_figure
+    from icr_app.methods.i2cl.view import coefficient_figure
+    from icr_app.methods.icr.view import routing_figures
+    from icr_app.methods.icv.view import sweep_figure
+    from icr_app.methods.lora.view import training_curve
+    from icr_app.methods.site.view import alpha_heatmap
+    from icr_app.methods.task_vector_panel import layer_figure
+
+    figures = [alpha_heatmap(built["site"].state), layer_figure(built["task-vector"].state),
+               aie_figure(built["function-vector"].state), coefficient_figure(built["i2cl"].state),
+               sweep_figure(built["icv"].state), training_curve(built["lora"].state),
+               *routing_figures(built["icr"].router, "a fine film")]
+    assert all(fig.data for fig in figures)
+    task = builtin_task("sentiment")
+    flow = anchors.flow(low, task, 2, 2, 0)
+    assert all(len(curve) == low.n_layers for curve in flow["result"]["raw"].values())
+    assert anchors.isolation(low, task, 1, 2, 0)[0]["loyalty"] == 1.0
+    for kind in anchors.EXPERIMENTS:
+        try:
+            assert anchors.experiment(low, task, kind, 4, 2, 0)
+        except ValueError as err:  # compression refuses sliding-window layers
+            assert "sliding-window" in str(err)
+    report = rank1(low, task, 2, 0)
+    assert max(report["max_abs_error"]) <= 1e-5  # computed in fp32, whatever the model's dtype
+
+
+@pytest.fixture(scope="module")
+def fp32_artefacts(tmp_path_factory):
+    """SITE, I2CL, ICV and LoRA built on the tiny Llama in fp32, saved, and an ICR router saved for it."""
+    tmp = tmp_path_factory.mktemp("fp32")
+    path = save_checkpoint("llama", tmp / "llama")
+    lm = load_model(path, LoadOptions(dtype="float32"))
+    task = builtin_task("sentiment")
+    cfg = configs(router_folder(lm, tmp / "router"))
+    files = {name: REGISTRY[name].save(build_method(lm, task, name, cfg[name]), tmp / f"{name}.safetensors")
+             for name in ("site", "i2cl", "icv", "lora")}
+    return lm, files, cfg["icr"].router
+
+
+@pytest.mark.parametrize("case", ["bf16", "offloaded"])
+def test_an_fp32_artefact_loads_and_answers_on_a_bf16_and_an_offloaded_model(fp32_artefacts, case, tmp_path):
+    lm32, files, router = fp32_artefacts
+    low = load_low(OFFLOADED if case == "offloaded" else "llama", tmp_path)
+    queries = builtin_task("sentiment").inputs[:3]
+    for name, path in files.items():
+        load = REGISTRY[name].load
+        method = load(path, low)
+        assert method.state.meta.dtype == "float32"
+        got, want = method.predict(queries, batch_size=2), load(path, lm32).predict(queries, batch_size=2)
+        assert [p.prompt for p in got] == [p.prompt for p in want]
+        assert all(abs(sum(p.label_probs.values()) - 1) < 1e-3 for p in got), name
+    loaded = ICRRouter.load(router, low)
+    assert loaded.meta.get("dtype") == "float32"
+    assert_zero_shot_exactly(ICR(low, Answering.of(low, builtin_task("sentiment")), loaded), queries)
+
+
+def test_max_memory_too_small_is_refused_before_loading(tmp_path, capsys):
+    path = save_checkpoint("llama", tmp_path / "llama")
+    code = main(["eval", "--model", path, "--data", "sentiment", "--n-test", "2", "--max-memory", "cpu=64KiB"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "needs 0.76 MiB" in err and "64.0 KiB is available" in err
+    assert "--dtype bfloat16" in err and "--offload-folder" in err
