@@ -26,10 +26,15 @@ from test_task_vector import TINY as TINY_TV
 from tiny import tiny_tokenizer
 
 from icr_app.analyses.anchors import cached as anchors
+from icr_app.analyses.anchors.compression import fixed_demo_prompts
+from icr_app.analyses.anchors.isolation import isolation_experiment
+from icr_app.analyses.anchors.reweighting import reweight_experiment
+from icr_app.analyses.anchors.saliency import task_prompts
 from icr_app.analyses.rank1.cached import rank1
 from icr_app.cli import main
 from icr_app.core.loading import LoadOptions
 from icr_app.core.models import load_model
+from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
@@ -70,13 +75,16 @@ def offload_map(folder) -> str:
     return str(path)
 
 
-def load_low(case: str, tmp):
-    family = "llama" if case == OFFLOADED else case
-    path = save_checkpoint(family, tmp / family)
+def load_as(path: str, case: str, tmp):
+    """The checkpoint at `path` in bf16, whole on the CPU or (OFFLOADED) with two blocks on disk."""
     if case == OFFLOADED:
         return load_model(path, LoadOptions(dtype="bfloat16", device_map=offload_map(tmp),
                                             offload_folder=str(tmp / "offload")))
     return load_model(path, LoadOptions(dtype="bfloat16"))
+
+
+def load_low(case: str, tmp):
+    return load_as(save_checkpoint("llama" if case == OFFLOADED else case, tmp / "ckpt"), case, tmp)
 
 
 def router_folder(lm, folder) -> str:
@@ -123,8 +131,7 @@ def test_every_method_builds_and_answers(low, built):
 
 
 def test_eval_report_records_the_dtype_and_device_map(low, built):
-    rep = evaluate(low, builtin_task("antonyms"), ["zero-shot", "few-shot", "task-vector"], n_test=3, shots=2,
-                   configs={"task-vector": TINY_TV})
+    rep = evaluate(low, builtin_task("antonyms"), ["zero-shot", "few-shot"], n_test=3, shots=2)
     assert not rep.failed, {k: v.error for k, v in rep.methods.items()}
     data = rep.to_json()
     assert data["dtype"] == "bfloat16" and data["device_map"] == low.device_map
@@ -161,8 +168,11 @@ def test_every_view_draws(low, built):
     task = builtin_task("sentiment")
     flow = anchors.flow(low, task, 2, 2, 0)
     assert all(len(curve) == low.n_layers for curve in flow["result"]["raw"].values())
-    assert anchors.isolation(low, task, 1, 2, 0)[0]["loyalty"] == 1.0
-    for kind in anchors.EXPERIMENTS:
+    prompts = task_prompts(low, task, 3, 2, 0)
+    assert isolation_experiment(low, prompts, task.labels, k=1)[0].loyalty == 1.0
+    train, few = fixed_demo_prompts(low, task, 3, None, 0, Template())
+    assert reweight_experiment(low, task, train, few, Template(), per_class=1, epochs=1).beta_abs_mean > 0
+    for kind in ("compression", "confusion"):
         try:
             assert anchors.experiment(low, task, kind, 4, 2, 0)
         except ValueError as err:  # compression refuses sliding-window layers
@@ -173,7 +183,7 @@ def test_every_view_draws(low, built):
 
 @pytest.fixture(scope="module")
 def fp32_artefacts(tmp_path_factory):
-    """SITE, I2CL, ICV and LoRA built on the tiny Llama in fp32, saved, and an ICR router saved for it."""
+    """SITE, I2CL, ICV and LoRA built on the tiny Llama in fp32 and saved, and an ICR router saved for it."""
     tmp = tmp_path_factory.mktemp("fp32")
     path = save_checkpoint("llama", tmp / "llama")
     lm = load_model(path, LoadOptions(dtype="float32"))
@@ -181,23 +191,25 @@ def fp32_artefacts(tmp_path_factory):
     cfg = configs(router_folder(lm, tmp / "router"))
     files = {name: REGISTRY[name].save(build_method(lm, task, name, cfg[name]), tmp / f"{name}.safetensors")
              for name in ("site", "i2cl", "icv", "lora")}
-    return lm, files, cfg["icr"].router
+    return lm, path, files, cfg["icr"].router
 
 
-@pytest.mark.parametrize("case", ["bf16", "offloaded"])
+@pytest.mark.parametrize("case", ["llama", OFFLOADED])
 def test_an_fp32_artefact_loads_and_answers_on_a_bf16_and_an_offloaded_model(fp32_artefacts, case, tmp_path):
-    lm32, files, router = fp32_artefacts
-    low = load_low(OFFLOADED if case == "offloaded" else "llama", tmp_path)
+    """Artefacts carry the architecture's fingerprint, not the dtype or the device map: the same checkpoint
+    loaded in bf16 (and offloaded) takes them, and they say what they were built in."""
+    lm32, path, files, router = fp32_artefacts
+    low = load_as(path, case, tmp_path)
     queries = builtin_task("sentiment").inputs[:3]
-    for name, path in files.items():
+    for name, file in files.items():
         load = REGISTRY[name].load
-        method = load(path, low)
+        method = load(file, low)
         assert method.state.meta.dtype == "float32"
-        got, want = method.predict(queries, batch_size=2), load(path, lm32).predict(queries, batch_size=2)
+        got, want = method.predict(queries, batch_size=2), load(file, lm32).predict(queries, batch_size=2)
         assert [p.prompt for p in got] == [p.prompt for p in want]
         assert all(abs(sum(p.label_probs.values()) - 1) < 1e-3 for p in got), name
     loaded = ICRRouter.load(router, low)
-    assert loaded.meta.get("dtype") == "float32"
+    assert loaded.meta["dtype"] == "float32"
     assert_zero_shot_exactly(ICR(low, Answering.of(low, builtin_task("sentiment")), loaded), queries)
 
 
@@ -208,3 +220,23 @@ def test_max_memory_too_small_is_refused_before_loading(tmp_path, capsys):
     assert code == 2
     assert "needs 0.76 MiB" in err and "64.0 KiB is available" in err
     assert "--dtype bfloat16" in err and "--offload-folder" in err
+
+
+def test_icr_train_runs_the_recipe_with_the_loading_flags(tmp_path):
+    """PIDs, then the router, on a bf16 model with two blocks on disk: the router trains in fp32, records the
+    dtype it was trained against, and the model's folder of routers serves it."""
+    path = save_checkpoint("llama", tmp_path / "llama")
+    flags = ["--model", path, "--dtype", "bfloat16", "--device-map", offload_map(tmp_path),
+             "--offload-folder", str(tmp_path / "offload")]
+    tiny = ["--rank", "2", "--layers", "2,3", "--pid-prompts", "3", "--max-demos", "2", "--examples-per-domain", "6",
+            "--holdout", "2", "--epochs", "1", "--batch-size", "2"]
+    out = tmp_path / "routers" / "tiny"
+    assert main(["icr", "train", *flags, "--domains", "sentiment", "antonyms", "--out", str(out),
+                 "--log", str(tmp_path / "log.jsonl"), *tiny]) == 0
+    low = load_model(path, LoadOptions(dtype="bfloat16", device_map=offload_map(tmp_path),
+                                       offload_folder=str(tmp_path / "offload")))
+    router = ICRRouter.load(out, low)
+    assert router.meta["dtype"] == "bfloat16"
+    assert all(p.dtype == torch.float32 for p in router.net.parameters())
+    assert main(["eval", *flags, "--data", "sentiment", "--methods", "zero-shot,icr", "--n-test", "2",
+                 "--icr-router", str(tmp_path / "routers")]) == 0

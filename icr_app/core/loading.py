@@ -96,7 +96,8 @@ class LoadOptions:
 
 
 def _local_device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """The CPU, or the GPU of this process (`accelerate launch` and torchrun give each process its LOCAL_RANK)."""
+    return f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
 
 
 def add_loading_args(p: argparse.ArgumentParser) -> None:

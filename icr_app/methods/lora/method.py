@@ -36,8 +36,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
+from accelerate.hooks import remove_hook_from_module
+from accelerate.utils import align_module_device, has_offloaded_params
 from peft import LoraConfig, PeftModel, get_peft_model, get_peft_model_state_dict, set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
+from peft.tuners.tuners_utils import check_target_module_exists
 from torch import nn
 from transformers import PreTrainedModel
 
@@ -84,10 +87,27 @@ def peft_config(lm: LoadedModel, settings: LoraSettings) -> LoraConfig:
                       target_modules=targets, fan_in_fan_out=lm.adapter.family.conv1d, bias="none")
 
 
+def resident_targets(model: nn.Module, config: LoraConfig) -> None:
+    """Give each targeted layer of the private copy whose weights accelerate offloads (they sit on the meta
+    device between calls) its own weights on its execution device, and drop its hook: peft puts the adapters
+    beside the base weight, and merging writes into it, neither of which can happen on the meta device."""
+    for name, module in model.named_modules():
+        targeted = (isinstance(module, nn.Linear) if config.target_modules == "all-linear"
+                    else check_target_module_exists(config, name))
+        if not (targeted and has_offloaded_params(module)):
+            continue
+        with align_module_device(module):
+            weights = {n: p.detach().clone() for n, p in module.named_parameters(recurse=False)}
+        remove_hook_from_module(module)
+        for n, w in weights.items():
+            setattr(module, n, nn.Parameter(w, requires_grad=False))
+
+
 def with_adapter(lm: LoadedModel, config: LoraConfig, seed: int = 0) -> tuple[LoadedModel, PeftModel]:
     """A private `LoadedModel` whose model carries fresh LoRA layers (B = 0, A seeded, dropout off), and their
     peft wrapper."""
     private = wrap(lm.name, private_copy(lm), lm.tokenizer)
+    resident_targets(private.model, config)
     with torch.random.fork_rng(devices=[]):  # seeded A without moving the process's global generator
         torch.manual_seed(seed)
         peft_model = get_peft_model(private.model, config)
