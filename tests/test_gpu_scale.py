@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from transformers import AutoModelForCausalLM
 BENCH = Path(__file__).parents[1] / "bench" / "gpu_scale.py"
 _spec = importlib.util.spec_from_file_location("gpu_scale", BENCH)
 gpu_scale = importlib.util.module_from_spec(_spec)
+sys.modules["gpu_scale"] = gpu_scale  # its dataclasses look their module up there
 _spec.loader.exec_module(gpu_scale)
 
 
