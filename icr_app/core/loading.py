@@ -151,6 +151,8 @@ def _needs(sizes: dict[str, int], device_map: str | dict[str, Any]) -> dict[Any,
         return {"all": sizes[""]}
     need: dict[Any, int] = {}
     for module, device in device_map.items():
+        if module not in sizes:
+            raise ValueError(f"the device map names '{module}', which is not a module of this model")
         need[device] = need.get(device, 0) + sizes[module]
     return need
 
@@ -181,8 +183,7 @@ def check_fits(name: str, path: str | Path, options: LoadOptions, **kwargs: Any)
 
 def _refusal(name: str, dtype: torch.dtype, total: int, need: int, device: Any, limit: int) -> str:
     where = "the devices allowed" if device == "all" else f"device {device}"
-    smaller = [d for d, size in ((torch.bfloat16, 2), (torch.float16, 2)) if size < dtype.itemsize]
-    tips = [f"--dtype {dtype_name(smaller[0])} (halves it)"] if smaller else []
+    tips = ["--dtype bfloat16 (half the bytes of float32)"] if dtype.itemsize > 2 else []
     tips += ["--device-map auto with a larger --max-memory (e.g. 0=...,1=...,cpu=...) to spread it over GPUs and "
              "the CPU", "--device-map auto --offload-folder DIR to offload what does not fit to disk"]
     return (f"model {name} needs {_gib(need)} on {where} in {dtype_name(dtype)} "

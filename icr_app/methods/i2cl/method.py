@@ -113,9 +113,12 @@ def inject(lm: LoadedModel, vectors: torch.Tensor, coef: torch.Tensor, noise: fl
     def edit(key: tuple[int, int], output: Any) -> Any:
         layer, m = key
         x = main_tensor(output)
-        y = coef[layer, m, 1] * x + coef[layer, m, 0] * vectors[layer, m]
+        # On the layer's device (a spread model's layers differ); fp32 coefficients make the mix fp32 (the
+        # gradient reaches them unrounded), cast back to the model's dtype below.
+        c, v = coef[layer, m].to(x.device), vectors[layer, m].to(x.device)
+        y = c[1] * x + c[0] * v
         if noise:
-            eps = torch.randn(y.shape, generator=generator, device=y.device, dtype=y.dtype)
+            eps = torch.randn(y.shape, generator=generator, device=generator.device, dtype=y.dtype).to(y.device)
             y = y + eps * y.detach().norm(dim=-1, keepdim=True) * noise
         y = y.to(x.dtype)
         return (y, *output[1:]) if isinstance(output, tuple) else y

@@ -113,7 +113,7 @@ def inject(lm: LoadedModel, directions: torch.Tensor, strength: float, site: Sit
 
     def edit(layer: int, output: Any) -> Any:
         h = main_tensor(output)
-        y = steer(h.float(), directions[layer], strength).to(h.dtype)
+        y = steer(h.float(), directions[layer].to(h.device), strength).to(h.dtype)  # in fp32, on the layer's device
         return (y, *output[1:]) if isinstance(output, tuple) else y
 
     with Trace(steered_modules(lm, site), edit_output=edit):

@@ -87,7 +87,8 @@ class PrefixPool:
         (S, S), which steps each step sees (a tree of continuations); `offsets` (S,) are the steps' positions
         after the prompt's last prefix token (default 0, 1, 2, ...)."""
         m = int(self.prefix_len[rows].max())
-        data = [(k[rows, :, -m:], v[rows, :, -m:]) for k, v in zip(self.keys, self.values)] if m > 0 else None
+        data = [(k[rows.to(k.device), :, -m:], v[rows.to(v.device), :, -m:])  # each layer's device
+                for k, v in zip(self.keys, self.values)] if m > 0 else None
         cache = DynamicCache(ddp_cache_data=data, config=self.lm.model.config)
         prefix = self.mask[rows, self.mask.shape[1] - m:]
         if offsets is None:
