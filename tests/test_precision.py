@@ -32,7 +32,7 @@ from icr_app.analyses.anchors.reweighting import reweight_experiment
 from icr_app.analyses.anchors.saliency import task_prompts
 from icr_app.analyses.rank1.cached import rank1
 from icr_app.cli import main
-from icr_app.core.loading import LoadOptions
+from icr_app.core.loading import LoadOptions, ModelTooLargeError
 from icr_app.core.models import load_model
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task, split
@@ -239,3 +239,18 @@ def test_icr_train_runs_the_recipe_with_the_loading_flags(tmp_path):
     assert all(p.dtype == torch.float32 for p in router.net.parameters())
     assert main(["eval", *flags, "--data", "sentiment", "--methods", "zero-shot,icr", "--n-test", "2",
                  "--icr-router", str(tmp_path / "routers")]) == 0
+
+
+def test_loading_options_from_the_environment_and_their_refusals(tmp_path, monkeypatch):
+    """ICL_LAB_* give the library and the app the flags' options; a map sending blocks to disk wants a folder."""
+    path = save_checkpoint("llama", tmp_path / "llama")
+    monkeypatch.setenv("ICL_LAB_DTYPE", "bfloat16")
+    monkeypatch.setenv("ICL_LAB_MAX_MEMORY", "0=20GiB,cpu=60GiB")
+    options = LoadOptions.from_env()
+    assert options.memory() == {0: 20 * 2**30, "cpu": 60 * 2**30} and options.device_map_arg() == "auto"
+    monkeypatch.delenv("ICL_LAB_MAX_MEMORY")
+    assert load_model(path).dtype == torch.bfloat16
+    with pytest.raises(ModelTooLargeError, match="sends weights to disk; give --offload-folder"):
+        load_model(path, LoadOptions(device_map=offload_map(tmp_path)))
+    with pytest.raises(ValueError, match="DEVICE=SIZE"):
+        LoadOptions(max_memory="20GiB").memory()
