@@ -127,7 +127,8 @@ def test_every_method_builds_and_answers(low, built):
         assert all(abs(sum(p.label_probs.values()) - 1) < 1e-3 for p in preds), name
         state = getattr(method, "state", None)
         if state is not None:  # what a method learns is kept (and trained) in fp32 beside the bf16 model
-            assert all(getattr(state, t).dtype == torch.float32 for t in state.tensor_dims()), name
+            learned = [getattr(state, t) for t in state.tensor_dims()] + list(getattr(state, "tensors", {}).values())
+            assert learned and all(t.dtype == torch.float32 for t in learned), name  # LoRA: its `tensors` dict
 
 
 def test_eval_report_records_the_dtype_and_device_map(low, built):
