@@ -131,7 +131,7 @@ def test_every_method_builds_and_answers(low, built):
             assert learned and all(t.dtype == torch.float32 for t in learned), name  # LoRA: its `tensors` dict
 
 
-def test_eval_report_records_the_dtype_and_device_map(low, built):
+def test_eval_report_records_the_dtype_and_device_map(low):
     rep = evaluate(low, builtin_task("antonyms"), ["zero-shot", "few-shot"], n_test=3, shots=2)
     assert not rep.failed, {k: v.error for k, v in rep.methods.items()}
     data = rep.to_json()
