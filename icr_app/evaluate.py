@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template
@@ -50,6 +51,8 @@ class EvalReport:
     seed: int
     kind: str
     methods: dict[str, MethodResult]
+    dtype: str = "float32"  # what the model ran in, and the device map it was loaded with ({"": device} when whole)
+    device_map: dict[str, str] = field(default_factory=dict)
     paired: list[dict[str, Any]] = field(default_factory=list)  # `stats.paired_comparisons` of the methods' items
     seeds: list[int] = field(default_factory=list)  # [seed]: the key a run over several seeds has too
 
@@ -171,7 +174,8 @@ def evaluate(
         for res in results.values():
             if res.latency_s is not None:
                 res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
-    return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results)
+    return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results,
+                      dtype=dtype_name(lm.dtype), device_map=lm.device_map)
 
 
 @dataclass
@@ -191,7 +195,8 @@ class SeedsReport:
         first = self.runs[0]
         methods = {name: summarise(name, self.runs) for name in first.methods}
         pooled = {name: m["correct"] for name, m in methods.items() if m["error"] is None}
-        return {"task": first.task, "model": first.model, "n_test": first.n_test, "kind": first.kind,
+        return {"task": first.task, "model": first.model, "dtype": first.dtype, "device_map": first.device_map,
+                "n_test": first.n_test, "kind": first.kind,
                 "seeds": [run.seed for run in self.runs], "methods": methods, "paired": paired_comparisons(pooled)}
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from icr_app.core.artefacts import ArtefactError
-from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
+from icr_app.core.models import LoadedModel
 from icr_app.core.paths import ASSETS
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
@@ -207,20 +207,22 @@ def prebuild(lm: LoadedModel, tasks: list[str], root: Path | None = None, progre
 
 
 def cmd_prebuild(args: argparse.Namespace) -> int:
-    from icr_app.cli.common import tqdm_progress
+    from icr_app.cli.common import model_from_args, tqdm_progress
 
     tasks = [t for t in args.tasks.split(",") if t] if args.tasks else builtin_names()
     methods = None if args.methods is None else [m for m in args.methods.split(",") if m]
     unknown = sorted(set(methods or []) - set(stateful()))
     if unknown:
         raise ValueError(f"not prebuildable: {', '.join(unknown)}; choose from {', '.join(stateful())}")
-    prebuild(load_model(args.model), tasks, Path(args.out), tqdm_progress, methods=methods, views=not args.no_views)
+    prebuild(model_from_args(args), tasks, Path(args.out), tqdm_progress, methods=methods, views=not args.no_views)
     return 0
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
+    from icr_app.cli.common import add_model_args
+
     p = sub.add_parser("prebuild", help="build the built-in tasks' methods and views that the app ships")
-    p.add_argument("--model", default=DEFAULT_MODEL, help="a built-in model name")
+    add_model_args(p, "a built-in model name")
     p.add_argument("--tasks", default=None, help="comma-separated built-in tasks (default: all)")
     p.add_argument("--out", default=str(PREBUILT), help="the folder (default: the package's assets/prebuilt)")
     p.add_argument("--methods", default=None, help="comma-separated methods to build (default: every stateful one "

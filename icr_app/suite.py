@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from icr_app import parallel
-from icr_app.cli.common import add_method_flags, method_config
-from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
+from icr_app.cli.common import add_method_flags, add_model_args, method_config, model_from_args
+from icr_app.core.loading import loading_options
+from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import Task, TaskError, load_task
 from icr_app.evaluate import EvalReport, MethodResult, SeedsReport, evaluate
@@ -103,8 +104,8 @@ def task_report(out: Path, name: str, seeds: list[int], methods: list[str]) -> d
 def settings(args: argparse.Namespace, methods: list[str]) -> dict[str, Any]:
     """What a unit's numbers depend on besides its task, method and seed (JSON-shaped, to compare with a file)."""
     configs = {m: asdict(method_config(args, *parse_entry(m))) for m in methods}
-    return json.loads(json.dumps({"model": args.model, "n_test": args.n_test, "shots": args.shots,
-                                  "configs": configs}, default=str))
+    return json.loads(json.dumps({"model": args.model, "dtype": loading_options(args).dtype, "n_test": args.n_test,
+                                  "shots": args.shots, "configs": configs}, default=str))
 
 
 def check_settings(out: Path, current: dict[str, Any]) -> None:
@@ -112,7 +113,7 @@ def check_settings(out: Path, current: dict[str, Any]) -> None:
     new to it) in OUT/settings.json."""
     path = out / "settings.json"
     old = json.loads(path.read_text()) if path.exists() else {"configs": {}}
-    changed = [key for key in ("model", "n_test", "shots") if key in old and old[key] != current[key]]
+    changed = [key for key in ("model", "dtype", "n_test", "shots") if key in old and old[key] != current[key]]
     changed += [f"{m}'s config" for m, c in current["configs"].items() if old["configs"].get(m, c) != c]
     if changed:
         raise ValueError(f"{out} holds results made with another {', '.join(changed)}: use another --out")
@@ -133,7 +134,7 @@ def run_suite(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     records = []
     if todo:
         mine = parallel.share(todo)  # before the model loads: on GPUs each process takes its own
-        lm = load_model(args.model)
+        lm = model_from_args(args)
         for name, seed in mine:
             records += run_unit(lm, name, tasks[name], seed, missing(args.out, name, seed, methods), args, methods)
     records = parallel.gather(records)
@@ -163,8 +164,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    "(or 'name@preset')")
     p.add_argument("--seeds", default="0", help="comma list of seeds: one whole run per task and seed")
     p.add_argument("--n-test", type=int, default=100, help="held-out queries scored per task and seed")
-    p.add_argument("--model", default=DEFAULT_MODEL,
-                   help="built-in model name, local Hugging Face checkpoint folder, or hub id")
+    add_model_args(p)
     p.add_argument("--out", type=Path, required=True, help="output folder; finished units in it are not rerun")
     p.add_argument("--shots", type=int, default=SHOTS, help="demonstrations per few-shot prompt")
     p.add_argument("--batch-size", type=int, default=16, help="queries per forward pass")

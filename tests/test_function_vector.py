@@ -33,7 +33,7 @@ from icr_app.methods.function_vector import (
     top_heads,
 )
 from icr_app.methods.function_vector_panel import aie_figure, overlap_text
-from icr_app.methods.state import answering_json
+from icr_app.methods.state import built_fields
 from icr_app.methods.task_vector import gold_and_candidates
 from icr_app.methods.zero_shot import ZeroShot
 
@@ -42,7 +42,7 @@ TINY = FunctionVectorConfig(n_prompts=3, n_corrupted=2, batch_size=2)
 
 def fake_fv(lm, task, fv: torch.Tensor, layer: int = 1, top_k: int = 3) -> FunctionVector:
     """A function vector with a chosen vector and a random AIE map, without building one."""
-    meta = FunctionVectorMeta(task=task.name, **answering_json(Answering.of(lm, task)), layer=layer,
+    meta = FunctionVectorMeta(task=task.name, **built_fields(lm, Answering.of(lm, task)), layer=layer,
                               top_k=top_k, n_prompts=0, n_corrupted=0, n_demos=0, build_s=0.0)
     aie = torch.randn(lm.n_layers, lm.n_heads, generator=torch.Generator().manual_seed(3))
     return FunctionVector(fv, aie, meta, lm.fingerprint)

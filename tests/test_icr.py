@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from contextlib import nullcontext
@@ -30,6 +31,8 @@ from icr_app.methods.icr.router import (
     RouterEnsemble,
     ensemble_folders,
     ensemble_routers,
+    find_router,
+    load_pretrained_router,
     members,
     new_router,
 )
@@ -279,9 +282,10 @@ def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
 
 def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, monkeypatch, capsys):
     from icr_app import cli
-    from icr_app.methods.icr import commands, router
+    from icr_app.cli import common
+    from icr_app.methods.icr import router
 
-    monkeypatch.setattr(commands, "load_model", lambda _name: lm)
+    monkeypatch.setattr(common, "load_model", lambda _name, _options: lm)
     monkeypatch.setattr(router, "minilm_encoder", lambda: hash_encoder)
     for seed in (0, 1):
         trained_like(lm, pids, seed).save(tmp_path / f"seed{seed}")
@@ -436,3 +440,23 @@ def test_real_encoder_and_pretrained_router(real_lm):
     assert len(alpha_fig.data[0].z) == len(router.layers) and len(alpha_fig.data[0].z[0]) == router.pids.rank
     z = gamma_fig.data[0].z  # every layer on the axis (as SITE's map), the unrouted ones blank
     assert len(z) == real_lm.n_layers and all(v != v for v in z[0]) and z[router.layers[0]][0] == z[router.layers[0]][0]
+
+
+def test_a_folder_of_routers_gives_each_model_its_own_and_says_when_none_is_there(lm, pids, tmp_path, monkeypatch):
+    """--icr-router and $ICL_LAB_ROUTERS may name a folder of router folders: the one trained for the model is
+    found by its fingerprint; another model is told there is none for it and which models the routers are for."""
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+    routers = tmp_path / "routers"
+    new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder).save(routers / "tiny")
+    assert find_router(lm, routers) == find_router(lm, routers / "tiny") == routers / "tiny"
+    task = builtin_task("sentiment")
+    rep = evaluate(lm, task, ["zero-shot", "icr"], n_test=3, configs={"icr": ICRConfig(router=str(routers))})
+    assert rep.methods["icr"].error is None
+    other = tiny_lm(n_layers=2)
+    with pytest.raises(ArtefactError, match=re.escape(f"no ICR router for model {other.fingerprint} in {routers} "
+                                                      f"(routers there: tiny ({lm.fingerprint}))")):
+        find_router(other, routers)
+    monkeypatch.setenv("ICL_LAB_ROUTERS", str(routers))
+    assert load_pretrained_router(lm).layers == [2, 3]
+    rep = evaluate(other, task, ["zero-shot", "icr"], n_test=3)
+    assert "no ICR router for model" in rep.methods["icr"].error and rep.methods["zero-shot"].error is None

@@ -16,7 +16,7 @@ from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering, Method
-from icr_app.methods.state import answering_json
+from icr_app.methods.state import built_fields
 from icr_app.methods.task_vector import (
     TaskVector,
     TaskVectorConfig,
@@ -43,7 +43,7 @@ def no_hooks(lm) -> bool:
 def fake_tv(lm, task, layer: int, theta: torch.Tensor, accuracy: torch.Tensor | None = None) -> TaskVector:
     """A task vector with a chosen θ and block (and sweep numbers), without building one."""
     acc = torch.zeros(lm.n_layers) if accuracy is None else accuracy
-    meta = TaskVectorMeta(task=task.name, **answering_json(Answering.of(lm, task)), layer=layer, n_prompts=0,
+    meta = TaskVectorMeta(task=task.name, **built_fields(lm, Answering.of(lm, task)), layer=layer, n_prompts=0,
                           n_demos=0, n_val=4, zero_shot_val_accuracy=0.25, build_s=0.0)
     return TaskVector(theta, acc, acc / 2, meta, lm.fingerprint)
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from functools import partial
 from pathlib import Path
 
 from icr_app import parallel
-from icr_app.cli.common import add_method_flags, add_task_args, method_config, tqdm_progress
-from icr_app.core.models import load_model
+from icr_app.cli.common import add_method_flags, add_task_args, method_config, model_from_args, tqdm_progress
+from icr_app.core.loading import add_loading_args, loading_options
 from icr_app.core.paths import resolve
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import TaskError, load_task
@@ -87,7 +88,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     `accelerate launch` the processes share the test items (`parallel`); the first one prints and writes."""
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
     scoring = parallel.scoring()
-    lm = load_model(args.model)
+    lm = model_from_args(args)
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     configs = {name: method_config(args, *parse_entry(name)) for name in names}
     report = evaluate_seeds(lm, task, names, parse_seeds(args), n_test=args.n_test, shots=args.shots,
@@ -106,6 +107,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     from icr_app.app import launch
 
+    os.environ.update(loading_options(args).env())  # the app loads (and switches) models with these
     launch(args.model, server_name=args.host, server_port=args.port)
     return 0
 
@@ -133,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="the model to serve (default: $ICL_LAB_MODEL or smollm2-135m)")
     p.add_argument("--host", default=None, help="address to listen on (default: Gradio's, 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default: Gradio's, 7860 or $GRADIO_SERVER_PORT)")
+    add_loading_args(p)
     p.set_defaults(func=cmd_app)
     return parser
 

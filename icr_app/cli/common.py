@@ -10,7 +10,8 @@ from typing import Any
 from tqdm import tqdm
 
 from icr_app.core.config import add_config_flags, config_from_flags
-from icr_app.core.models import DEFAULT_MODEL
+from icr_app.core.loading import add_loading_args, loading_options
+from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.methods.base import MethodSpec
 
 
@@ -18,10 +19,20 @@ def tqdm_progress(it: Iterable, desc: str = "", **kw: Any) -> Iterable:
     return tqdm(it, desc=desc, leave=False, file=sys.stderr, **kw)
 
 
+def add_model_args(p: argparse.ArgumentParser,
+                   text: str = "built-in model name, local Hugging Face checkpoint folder, or hub id") -> None:
+    """`--model` and the loading flags (`--dtype`, `--device-map`, `--max-memory`, `--offload-folder`)."""
+    p.add_argument("--model", default=DEFAULT_MODEL, help=text)
+    add_loading_args(p)
+
+
+def model_from_args(args: argparse.Namespace) -> LoadedModel:
+    return load_model(args.model, loading_options(args))
+
+
 def add_task_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="task file (.csv/.tsv/.json/.jsonl) or built-in task name")
-    p.add_argument("--model", default=DEFAULT_MODEL,
-                   help="built-in model name, local Hugging Face checkpoint folder, or hub id")
+    add_model_args(p)
     p.add_argument("--input-col", default=None, help="the input column (default: input, text, sentence, ...)")
     p.add_argument("--output-col", default=None, help="the output column (default: output, label, answer, ...)")
     p.add_argument("--task-type", default="auto", choices=["auto", "classification", "open"],

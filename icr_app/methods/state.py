@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 
 from icr_app.core.artefacts import Artefact, ArtefactError, ArtefactModelError, load_artefact, save_artefact
+from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import TaskKind
@@ -41,10 +42,12 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def answering_json(answering: Answering) -> dict[str, Any]:
-    """`BuiltMeta`'s answering fields for `answering`, as JSON (`BuiltMeta.answering` reads them back)."""
+def built_fields(lm: LoadedModel, answering: Answering) -> dict[str, Any]:
+    """`BuiltMeta`'s fields about how the state answers and the dtype the model was in, as JSON (`BuiltMeta.answering`
+    reads the answering back)."""
     return {"kind": answering.kind, "labels": list(answering.labels), "max_new_tokens": answering.max_new_tokens,
-            "template": {"query": answering.template.query, "sep": answering.template.sep}}
+            "template": {"query": answering.template.query, "sep": answering.template.sep},
+            "dtype": dtype_name(lm.dtype)}
 
 
 @dataclass(kw_only=True)
@@ -60,6 +63,7 @@ class BuiltMeta:
     build_s: float
     seed: int = 0
     created: str = field(default_factory=_now)
+    dtype: str = "float32"  # the model's dtype at build time (files from before it was recorded were all fp32)
 
     def answering(self) -> Answering:
         return Answering(self.kind, tuple(self.labels), Template(**self.template), self.max_new_tokens)

@@ -48,7 +48,7 @@ from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.methods.base import Answering, BuildContext, Method
 from icr_app.methods.site.train import PrefixPool
-from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod, answering_json, stateful_spec, tensor_field
+from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod, built_fields, stateful_spec, tensor_field
 
 VariantEdit = Callable[[Hashable, torch.Tensor, torch.Tensor], torch.Tensor]
 """edit(key, v, variants) -> v': `v` (B, C, width) is what the traced module `key` sees (or returns) at the last
@@ -104,7 +104,7 @@ def last_token_variants(lm: LoadedModel, prompts: list[str], gold: torch.Tensor,
         return x.reshape(shape["b"], len(shape["variants"]), x.shape[-1])
 
     def edit_in(key: Hashable, x: torch.Tensor) -> torch.Tensor:
-        return edit(key, view(x), shape["variants"]).reshape(x.shape)
+        return edit(key, view(x), shape["variants"].to(x.device)).reshape(x.shape)  # the layer's device
 
     def edit_out(key: Hashable, out: Any) -> Any:
         x = main_tensor(out)
@@ -160,7 +160,7 @@ def edit_block_output(lm: LoadedModel, layer: int, fn: Callable[[torch.Tensor], 
 
 def replace_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """x (B, T, d) with every row's last position replaced by v (d,) (left-padded: its last real token)."""
-    return torch.cat([x[:, :-1], v.to(x.dtype).expand(x.shape[0], 1, -1)], dim=1)
+    return torch.cat([x[:, :-1], v.to(x.device, x.dtype).expand(x.shape[0], 1, -1)], dim=1)
 
 
 def gold_and_candidates(lm: LoadedModel, method: Method, outputs: list[str]) -> tuple[torch.Tensor, list[int] | None]:
@@ -244,7 +244,7 @@ def layer_sweep(lm: LoadedModel, method: Method, states: torch.Tensor, val: list
     states = states.to(lm.device)
 
     def patch(layer: Hashable, v: torch.Tensor, variants: torch.Tensor) -> torch.Tensor:
-        return torch.where((variants == layer)[None, :, None], states[layer].to(v.dtype), v)
+        return torch.where((variants == layer)[None, :, None], states[layer].to(v.device, v.dtype), v)
 
     return last_token_variants(lm, [method.prompt(e.input) for e in val], gold, candidates, lm.n_layers + 1,
                                blocks(lm), patch, "output", batch_size, progress=progress,
@@ -275,7 +275,7 @@ def build_task_vector(lm: LoadedModel, train: Task, answering: Answering | None 
     layer = best_layer(accuracy[:-1], gold_prob[:-1]) if cfg.layer < 0 else cfg.layer
     if not 0 <= layer < lm.n_layers:
         raise ValueError(f"layer {layer} is not a block of this model (0..{lm.n_layers - 1})")
-    meta = TaskVectorMeta(task=train.name, **answering_json(answering), layer=layer, n_prompts=cfg.n_prompts,
+    meta = TaskVectorMeta(task=train.name, **built_fields(lm, answering), layer=layer, n_prompts=cfg.n_prompts,
                           n_demos=n_demos, n_val=len(val), zero_shot_val_accuracy=float(accuracy[-1]),
                           build_s=time.perf_counter() - t0, seed=seed)
     return TaskVector(states[layer].clone(), accuracy[:-1].clone(), gold_prob[:-1].clone(), meta, lm.fingerprint)

@@ -14,8 +14,8 @@ from icr_app.analyses.anchors.confusion import confusion_experiment
 from icr_app.analyses.anchors.isolation import isolation_experiment, rows_to_json
 from icr_app.analyses.anchors.reweighting import reweight_experiment
 from icr_app.analyses.anchors.saliency import FLOWS, describe, information_flow, task_prompts
-from icr_app.cli.common import add_task_args, tqdm_progress
-from icr_app.core.models import LoadedModel, load_model
+from icr_app.cli.common import add_task_args, model_from_args, tqdm_progress
+from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import Task, TaskError, load_task
 
@@ -24,7 +24,7 @@ def _setup(args: argparse.Namespace) -> tuple[LoadedModel, Task]:
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
     if task.kind != "classification":
         raise TaskError(f"{task.name}: the anchors analyses need a classification task (label words)")
-    return load_model(args.model), task
+    return model_from_args(args), task
 
 
 def _command(run: Callable[[argparse.Namespace, LoadedModel, Task], Any]) -> Callable[[argparse.Namespace], int]:

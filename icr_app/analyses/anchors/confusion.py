@@ -44,8 +44,9 @@ def capture(
     """Final-position queries (N, H, d), mean label-word keys per class (C, H_kv, d), predicted label indices."""
     label_ids = first_label_ids(lm, labels)
     queries, preds = [], []
-    key_sum = torch.zeros(len(labels), lm.n_kv_heads * lm.head_dim, device=lm.device)
-    key_n = torch.zeros(len(labels), device=lm.device)
+    # Gathered in fp32 on the CPU, whatever the model's dtype and devices: the PCA below needs fp32.
+    key_sum = torch.zeros(len(labels), lm.n_kv_heads * lm.head_dim)
+    key_n = torch.zeros(len(labels))
     batches = [prompts[s: s + batch_size] for s in range(0, len(prompts), batch_size)]
     for batch in progress(batches):
         enc = encode(lm, [p.text for p in batch])
@@ -53,12 +54,12 @@ def capture(
             preds += prefill(lm, enc)[:, label_ids].argmax(-1).tolist()
             q_all, k_all = qk[layer]
         width = enc.input_ids.shape[1]
-        queries.append(q_all[:, -1])
+        queries.append(q_all[:, -1].float().cpu())
         for b, p in enumerate(batch):
             shift = width - len(p)
             for demo, toks in zip(p.demos, p.label_tokens):
                 c = labels.index(demo.output)
-                key_sum[c] += k_all[b, [shift + t for t in toks]].mean(0)
+                key_sum[c] += k_all[b, [shift + t for t in toks]].float().mean(0).cpu()
                 key_n[c] += 1
     if bool((key_n == 0).any()):
         raise ValueError("every label must appear among the demonstrations to place its anchor")

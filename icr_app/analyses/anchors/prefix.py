@@ -76,8 +76,8 @@ def demo_cache(lm: LoadedModel, prefix_ids: tuple[int, ...], keep: list[int] | N
     kept = list(range(len(prefix_ids))) if keep is None else sorted(keep)
     idx = torch.tensor(kept, device=lm.device)
     width = len(prefix_ids)
-    layers = [(_full_width(layer.keys, width).index_select(2, idx),
-               _full_width(layer.values, width).index_select(2, idx)) for layer in cache.layers]
+    layers = [(_full_width(layer.keys, width).index_select(2, idx.to(layer.keys.device)),  # each layer's device
+               _full_width(layer.values, width).index_select(2, idx.to(layer.values.device))) for layer in cache.layers]
     return DemoCache(layers, len(prefix_ids), kept)
 
 

@@ -38,14 +38,16 @@ def reweighted(lm: LoadedModel, beta: torch.Tensor, label_tokens: tuple[tuple[in
     demo_of = torch.tensor([k for k, toks in enumerate(label_tokens) for _ in toks], device=lm.device)
 
     def reweighting_attention(module, query, key, value, attention_mask, scaling=None, **_):
-        weights = attention_weights(query, key, attention_mask, scaling)
-        shifted = cols - (prefix_len + query.shape[2] - key.shape[2])
+        # In fp32 on the layer's device whatever the model's dtype and map: β trains in fp32 through these weights.
+        dev = query.device
+        weights = attention_weights(query.float(), key.float(), attention_mask, scaling)
+        shifted = cols.to(dev) - (prefix_len + query.shape[2] - key.shape[2])
         seen = shifted >= 0
-        factor = torch.ones(weights.shape[1], weights.shape[-1], dtype=weights.dtype, device=weights.device)
-        scale = beta[module.layer_idx][:, demo_of[seen]].exp().to(weights.dtype)
+        factor = torch.ones(weights.shape[1], weights.shape[-1], dtype=weights.dtype, device=dev)
+        scale = beta[module.layer_idx].to(dev)[:, demo_of.to(dev)[seen]].exp()
         factor = factor.index_copy(1, shifted[seen], scale)
         last = weights[:, :, -1:] * factor[None, :, None, :]
-        return attend(torch.cat([weights[:, :, :-1], last], 2), value), None
+        return attend(torch.cat([weights[:, :, :-1], last], 2), value.float()).to(query.dtype), None
 
     return nullcontext({"attention_edit": reweighting_attention})
 

@@ -31,8 +31,9 @@ def head_saliency(lm: LoadedModel, prompt: AnchorPrompt, label_ids: torch.Tensor
     weights: dict[int, torch.Tensor] = {}
 
     def saliency_attention(module, query, key, value, attention_mask, scaling=None, **_):
-        weights[module.layer_idx] = attention_weights(query, key, attention_mask, scaling)
-        return attend(weights[module.layer_idx], value), None
+        # A and ∂L/∂A in fp32 whatever the model's dtype: in bf16 their product loses the small flows.
+        weights[module.layer_idx] = attention_weights(query.float(), key.float(), attention_mask, scaling)
+        return attend(weights[module.layer_idx], value.float()).to(query.dtype), None
 
     ids = torch.tensor([prompt.input_ids], device=lm.device)
     with lm.lock, torch.enable_grad():
@@ -41,7 +42,7 @@ def head_saliency(lm: LoadedModel, prompt: AnchorPrompt, label_ids: torch.Tensor
         loss = label_loss(logits, label_ids, torch.tensor([target], device=lm.device))
         a = [weights[i] for i in range(lm.n_layers)]
         grads = torch.autograd.grad(loss, a)
-    return torch.stack([w[0] * g[0] for w, g in zip(a, grads)]).detach()
+    return torch.stack([(w[0] * g[0]).to(lm.device) for w, g in zip(a, grads)]).detach()  # layers may be spread
 
 
 def saliency(lm: LoadedModel, prompt: AnchorPrompt, label_ids: torch.Tensor, target: int) -> torch.Tensor:

@@ -33,8 +33,11 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import torch
+from accelerate.utils.modeling import get_state_dict_offloaded_model
 from torch.func import functional_call
+from transformers import AutoModelForCausalLM
 
+from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel, wrap
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos
@@ -126,10 +129,19 @@ def _max_ulps(err: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 def as_dtype(lm: LoadedModel, dtype: torch.dtype) -> LoadedModel:
-    """A private copy of the model in `dtype` (float64 shows the identity is exact up to rounding)."""
-    if lm.model.dtype == dtype:
+    """The model in `dtype` whole on one device: itself when it already is, else a private copy (float64 shows the
+    identity is exact up to rounding; a bf16 model is checked on an fp32 copy). A model that accelerate spreads
+    over devices or offloads to disk keeps some weights off-device outside its forward pass, so the copy is
+    gathered from it onto the CPU."""
+    dispatched = hasattr(lm.model, "_hf_hook")
+    if lm.model.dtype == dtype and not dispatched:
         return lm
-    return wrap(f"{lm.name}:{str(dtype).removeprefix('torch.')}", copy.deepcopy(lm.model).to(dtype), lm.tokenizer)
+    if dispatched:
+        model = AutoModelForCausalLM.from_config(lm.model.config, dtype=dtype)
+        model.load_state_dict(get_state_dict_offloaded_model(lm.model))
+    else:
+        model = copy.deepcopy(lm.model).to(dtype)
+    return wrap(f"{lm.name}:{dtype_name(dtype)}", model, lm.tokenizer)
 
 
 @dataclass
@@ -279,6 +291,8 @@ def rank1_analysis(
         raise ValueError("shots must be at least 1: with no demonstrations there is no context to fold in")
     if n_transfer < 1:
         raise ValueError("n_transfer must be at least 1: the transfer check needs another query")
+    # The identity holds to ~1e-5 in fp32 and to rounding in fp64; a half-precision model is checked in fp32.
+    lm = as_dtype(lm, lm.dtype if lm.dtype in (torch.float32, torch.float64) else torch.float32)
     layers = list(range(lm.n_layers)) if layer is None else [layer]
     setup = Rank1Setup(task, template or Template(), shots, n_transfer, seed)
     ctx, free = query_states(lm, setup, setup.query)

@@ -10,14 +10,13 @@ from pathlib import Path
 import torch
 
 from icr_app.analyses.rank1.analysis import as_dtype, rank1_analysis, summary_table
-from icr_app.cli.common import add_task_args, tqdm_progress
-from icr_app.core.models import load_model
+from icr_app.cli.common import add_task_args, model_from_args, tqdm_progress
 from icr_app.core.tasks import load_task
 
 
 def cmd_rank1(args: argparse.Namespace) -> int:
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
-    lm = as_dtype(load_model(args.model), getattr(torch, args.dtype))
+    lm = as_dtype(model_from_args(args), getattr(torch, args.compute_dtype))
     report = rank1_analysis(lm, task, layer=args.layer, shots=args.shots, n_transfer=args.n_transfer,
                             seed=args.seed, progress=partial(tqdm_progress, desc="rank1"))
     print(summary_table(report))
@@ -32,7 +31,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--layer", type=int, default=None, help="check one layer (default: every layer)")
     p.add_argument("--shots", type=int, default=5, help="demonstrations in the with-context prompt")
     p.add_argument("--n-transfer", type=int, default=3, help="other queries for the transfer check")
-    p.add_argument("--dtype", default="float32", choices=["float32", "float64"],
-                   help="float64 shows the identity is exact up to rounding")
+    p.add_argument("--compute-dtype", default="float32", choices=["float32", "float64"],
+                   help="the dtype the identity is checked in, whatever --dtype loaded (float64 shows it is exact "
+                        "up to rounding)")
     p.add_argument("--json", default=None, help="write the report (max_abs_error per layer, ...) to this file")
     p.set_defaults(func=cmd_rank1)

@@ -55,7 +55,7 @@ from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.methods.base import Answering, BuildContext
 from icr_app.methods.i2cl.artefact import MODULES, I2CLMeta, I2CLState
-from icr_app.methods.state import StatefulMethod, answering_json
+from icr_app.methods.state import StatefulMethod, built_fields
 
 INIT_CONTEXT, INIT_QUERY = 0.1, 1.0  # λ and β at the start of calibration (the reference's init_value)
 WARMUP = 0.05  # share of the steps with a linear learning-rate warmup
@@ -113,9 +113,12 @@ def inject(lm: LoadedModel, vectors: torch.Tensor, coef: torch.Tensor, noise: fl
     def edit(key: tuple[int, int], output: Any) -> Any:
         layer, m = key
         x = main_tensor(output)
-        y = coef[layer, m, 1] * x + coef[layer, m, 0] * vectors[layer, m]
+        # On the layer's device (a spread model's layers differ); fp32 coefficients make the mix fp32 (the
+        # gradient reaches them unrounded), cast back to the model's dtype below.
+        c, v = coef[layer, m].to(x.device), vectors[layer, m].to(x.device)
+        y = c[1] * x + c[0] * v
         if noise:
-            eps = torch.randn(y.shape, generator=generator, device=y.device, dtype=y.dtype)
+            eps = torch.randn(y.shape, generator=generator, device=generator.device, dtype=y.dtype).to(y.device)
             y = y + eps * y.detach().norm(dim=-1, keepdim=True) * noise
         y = y.to(x.dtype)
         return (y, *output[1:]) if isinstance(output, tuple) else y
@@ -214,7 +217,7 @@ def build_i2cl(lm: LoadedModel, train: Task, answering: Answering | None = None,
     init_loss = loss.mean(vectors, coefficients(lm.n_layers, INIT_CONTEXT, INIT_QUERY))
     coef, steps = calibrate(lm, vectors, loss, cfg, seed, progress)
     meta = I2CLMeta(
-        task=train.name, **answering_json(answering), n_demos=len(demos), n_calibration=len(calibration),
+        task=train.name, **built_fields(lm, answering), n_demos=len(demos), n_calibration=len(calibration),
         steps=steps, loss="labels" if loss.candidates is not None else "vocabulary", zero_shot_loss=zero_shot_loss,
         init_loss=init_loss, calibrated_loss=loss.mean(vectors, coef), build_s=time.perf_counter() - t0, seed=seed,
     )

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from icr_app.cli.common import tqdm_progress
+from icr_app.cli.common import add_model_args, model_from_args, tqdm_progress
 from icr_app.core.config import add_config_flags, config_from_flags
-from icr_app.core.models import DEFAULT_MODEL, load_model
 from icr_app.core.tasks import load_task
 from icr_app.methods.icr.router import ensemble_folders, members
 from icr_app.methods.icr.train import TrainConfig, train_router
@@ -15,14 +14,14 @@ from icr_app.methods.icr.train import TrainConfig, train_router
 
 def cmd_train(args: argparse.Namespace) -> int:
     tasks = [load_task(d) for d in args.domains]
-    train_router(load_model(args.model), tasks, args.out, config_from_flags(args, TrainConfig, ""),
+    train_router(model_from_args(args), tasks, args.out, config_from_flags(args, TrainConfig, ""),
                  progress=partial(tqdm_progress, desc="icr"), log_path=args.log)
     print(f"ICR router saved to {args.out} (training log: {args.log})")
     return 0
 
 
 def cmd_ensemble(args: argparse.Namespace) -> int:
-    router = ensemble_folders(load_model(args.model), args.members, args.out, alpha_scale=args.alpha_scale)
+    router = ensemble_folders(model_from_args(args), args.members, args.out, alpha_scale=args.alpha_scale)
     print(f"ICR ensemble of {len(members(router.net))} routers saved to {args.out}")
     return 0
 
@@ -32,7 +31,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = icr.add_parser("train", help="extract PIDs and train the ICR router (resumes from --out)")
     p.add_argument("--domains", nargs="+", required=True, help="task files or built-in names used for training")
     p.add_argument("--out", required=True, help="folder for pids.safetensors, router.safetensors, checkpoints")
-    p.add_argument("--model", default=DEFAULT_MODEL, help="the model to route")
+    add_model_args(p, "the model to route: a built-in name, a local checkpoint folder or a hub id")
     p.add_argument("--log", default="/tmp/icr-train.jsonl", help="per-step losses (JSON lines)")
     add_config_flags(p, TrainConfig, "")
     p.set_defaults(func=cmd_train)
@@ -41,5 +40,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="folder for the ensemble's pids and router files")
     p.add_argument("--alpha-scale", type=float, default=None,
                    help="the joined router's α scale (default: the members' own, 0.8 after training)")
-    p.add_argument("--model", default=DEFAULT_MODEL, help="the model the routers were trained for")
+    add_model_args(p, "the model the routers were trained for")
     p.set_defaults(func=cmd_ensemble)

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from icr_app.core.models import LoadedModel
 from icr_app.core.scoring import Intervention
 from icr_app.methods.base import Answering, BuildContext, Method
-from icr_app.methods.icr.router import ICRRouter, load_pretrained_router
+from icr_app.methods.icr.router import ICRRouter, find_router, load_pretrained_router
 
 
 @dataclass(frozen=True)
 class ICRConfig:
     router: str | None = field(default=None, metadata={
-        "help": "router folder (pids.safetensors + router.safetensors); default: the one shipped for the model"})
+        "help": "router folder (pids.safetensors + router.safetensors), or a folder of such folders where the one "
+                "trained for the model is found; default: $ICL_LAB_ROUTERS, else the one shipped for the model"})
 
 
 class ICR(Method):
@@ -43,7 +44,7 @@ def cached_router(lm: LoadedModel, folder: str | None = None) -> ICRRouter:
     key = (id(lm), folder or "")
     with _ROUTERS_LOCK:
         if key not in _ROUTERS:
-            _ROUTERS[key] = ICRRouter.load(folder, lm) if folder else load_pretrained_router(lm)
+            _ROUTERS[key] = ICRRouter.load(find_router(lm, folder), lm) if folder else load_pretrained_router(lm)
         return _ROUTERS[key]
 
 

@@ -14,6 +14,7 @@ The encoder is a callable texts -> (B, D) tensor: all-MiniLM-L6-v2 by default (l
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from icr_app.core.artefacts import ArtefactError, load_artefact, save_artefact
+from icr_app.core.artefacts import ArtefactError, artefact_fingerprint, load_artefact, save_artefact
+from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.paths import ASSETS
 from icr_app.core.scoring import Intervention
@@ -142,7 +144,8 @@ class ICRRouter:
     def save(self, folder: str | Path) -> None:
         self.pids.save(folder, self.lm.fingerprint)
         net = members(self.net)[0]
-        meta = {**self.meta, "layers": self.layers, "rows": self.rows,
+        # The dtype the router was trained against: kept from its file when saved again (an ensemble, say).
+        meta = {"dtype": dtype_name(self.lm.dtype), **self.meta, "layers": self.layers, "rows": self.rows,
                 "rank": self.pids.rank, "n_heads": net.shape_gamma[1], "embed_dim": net.alpha_mlp[0].in_features,
                 "hidden": net.alpha_mlp[0].out_features, "alpha_scale": float(net.alpha_scale),
                 "members": len(members(self.net))}
@@ -209,16 +212,38 @@ def new_router(lm: LoadedModel, pids: PIDs, embed_dim: int, layers: list[int] | 
     return ICRRouter(lm, net, pids, layers, rows, encoder)
 
 
+def find_router(lm: LoadedModel, folder: str | Path) -> Path:
+    """The router for `lm` in `folder`: the folder itself when it holds one, else the subfolder whose router was
+    trained for this model (its fingerprint); ArtefactError naming the models it has routers for when none is."""
+    folder = Path(folder)
+    if (folder / FILE).is_file():
+        return folder
+    if not folder.is_dir():
+        raise ArtefactError(f"ICR router folder {folder}: no such folder")
+    found = {sub: artefact_fingerprint(sub / FILE) for sub in sorted(folder.iterdir()) if (sub / FILE).is_file()}
+    for sub, fingerprint in found.items():
+        if fingerprint == lm.fingerprint:
+            return sub
+    there = ", ".join(f"{sub.name} ({fp})" for sub, fp in found.items()) or "none"
+    raise ArtefactError(f"no ICR router for model {lm.fingerprint} in {folder} (routers there: {there}); train one "
+                        f"with `icl-lab icr train --model {lm.name} --domains ... --out {folder / 'NAME'}`")
+
+
 def pretrained_folder(lm: LoadedModel) -> Path:
-    """Where the package keeps the pretrained router of this model; ArtefactError when it ships none."""
+    """The router for this model: in the folder $ICL_LAB_ROUTERS names (`find_router`) when set, else the one the
+    package ships for a built-in model; ArtefactError when there is none."""
+    if os.environ.get("ICL_LAB_ROUTERS"):
+        return find_router(lm, os.environ["ICL_LAB_ROUTERS"])
     folder = PRETRAINED / lm.name
     if folder.parent != PRETRAINED or not (folder / FILE).is_file():
         shipped = sorted(p.parent.name for p in PRETRAINED.glob(f"*/{FILE}"))
         raise ArtefactError(f"no pretrained ICR router ships for model '{lm.name}' (routers ship for: "
-                            f"{', '.join(shipped)}); train one with `icl-lab icr train`")
+                            f"{', '.join(shipped)}); train one with `icl-lab icr train --model {lm.name} ...` and "
+                            "name its folder (or a folder of routers) with --icr-router or $ICL_LAB_ROUTERS")
     return folder
 
 
 def load_pretrained_router(lm: LoadedModel, encoder: Encoder | None = None) -> ICRRouter:
-    """The router shipped in the package for this model (ArtefactError when there is none)."""
+    """The router for this model in $ICL_LAB_ROUTERS, or the one shipped in the package (ArtefactError when
+    there is none)."""
     return ICRRouter.load(pretrained_folder(lm), lm, encoder)

@@ -65,6 +65,10 @@ def route_bias(q: torch.Tensor, k: torch.Tensor, u_q: torch.Tensor, u_k: torch.T
 
     α (B, r) and γ (B, H) for one router; (B, M, r) and (B, M, H) for M members, whose biases are averaged.
     """
+    # In fp32 on the layer's device, whatever the model's dtype and device map: the router trains in fp32, and
+    # its gradient through a bf16 product would round away.
+    q, k = q.float(), k.float()
+    u_q, u_k, alpha, gamma = (t.to(q.device, torch.float32) for t in (u_q, u_k, alpha, gamma))
     b = q.shape[0]
     alpha, gamma = alpha.reshape(b, -1, alpha.shape[-1]), gamma.reshape(b, -1, gamma.shape[-1])
     per_head = torch.einsum("bmh,bmr->bhr", gamma, alpha) / alpha.shape[1]  # (B, H, r)

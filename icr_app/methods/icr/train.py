@@ -218,7 +218,8 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
     from accelerate import Accelerator  # slow to import: only when training
 
     accelerator = Accelerator()
-    lm.model.to(accelerator.device)
+    if not hasattr(lm.model, "_hf_hook"):  # a model accelerate dispatched over devices stays where its map put it
+        lm.model.to(accelerator.device)
     pids = _pids(lm, tasks, cfg, out, template, progress, accelerator.is_main_process)
     data = training_examples(lm, tasks, cfg, encoder, template, progress)
     router = new_router(lm, pids, data.emb.shape[1], cfg.layers, cfg.rows, cfg.hidden, encoder, cfg.seed)  # type: ignore[arg-type]

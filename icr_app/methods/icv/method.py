@@ -46,7 +46,7 @@ from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.methods.base import Answering, BuildContext, is_correct
 from icr_app.methods.icv.artefact import ICVMeta, ICVState
-from icr_app.methods.state import StatefulMethod, answering_json
+from icr_app.methods.state import StatefulMethod, built_fields
 
 Direction = Literal["pc1", "pc1+mean"]
 Site = Literal["block", "mlp"]
@@ -113,7 +113,7 @@ def inject(lm: LoadedModel, directions: torch.Tensor, strength: float, site: Sit
 
     def edit(layer: int, output: Any) -> Any:
         h = main_tensor(output)
-        y = steer(h.float(), directions[layer], strength).to(h.dtype)
+        y = steer(h.float(), directions[layer].to(h.device), strength).to(h.dtype)  # in fp32, on the layer's device
         return (y, *output[1:]) if isinstance(output, tuple) else y
 
     with Trace(steered_modules(lm, site), edit_output=edit):
@@ -172,7 +172,7 @@ def build_icv(lm: LoadedModel, train: Task, answering: Answering | None = None, 
     demos = sample_demos(pool, cfg.n_demos, random.Random(seed))
     directions = principal_directions(latent_shifts(lm, demos, answering.template, progress), cfg.direction)
     meta = ICVMeta(
-        task=train.name, **answering_json(answering), strength=0.0, direction=cfg.direction, site=cfg.site,
+        task=train.name, **built_fields(lm, answering), strength=0.0, direction=cfg.direction, site=cfg.site,
         n_demos=len(demos), n_val=len(val.examples), sweep=[], build_s=0.0, seed=seed,
     )
     for strength in progress(cfg.strengths, desc="ICV: choosing λ"):

@@ -36,8 +36,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
+from accelerate.hooks import remove_hook_from_module
+from accelerate.utils import align_module_device, has_offloaded_params
 from peft import LoraConfig, PeftModel, get_peft_model, get_peft_model_state_dict, set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
+from peft.tuners.tuners_utils import check_target_module_exists
 from torch import nn
 from transformers import PreTrainedModel
 
@@ -48,7 +51,7 @@ from icr_app.core.tasks import Example, Task, split
 from icr_app.methods.base import Answering, BuildContext, Method, Prediction
 from icr_app.methods.lora.artefact import LoraAdapter, LoraMeta, config_from_json, config_json
 from icr_app.methods.lora.train import AnswerSet, set_dropout, train_adapter
-from icr_app.methods.state import StatefulMethod, answering_json
+from icr_app.methods.state import StatefulMethod, built_fields
 
 
 @dataclass(frozen=True)
@@ -84,10 +87,27 @@ def peft_config(lm: LoadedModel, settings: LoraSettings) -> LoraConfig:
                       target_modules=targets, fan_in_fan_out=lm.adapter.family.conv1d, bias="none")
 
 
+def resident_targets(model: nn.Module, config: LoraConfig) -> None:
+    """Give each targeted layer of the private copy whose weights accelerate offloads (they sit on the meta
+    device between calls) its own weights on its execution device, and drop its hook: peft puts the adapters
+    beside the base weight, and merging writes into it, neither of which can happen on the meta device."""
+    for name, module in model.named_modules():
+        targeted = (isinstance(module, nn.Linear) if config.target_modules == "all-linear"
+                    else check_target_module_exists(config, name))
+        if not (targeted and has_offloaded_params(module)):
+            continue
+        with align_module_device(module):
+            weights = {n: p.detach().clone() for n, p in module.named_parameters(recurse=False)}
+        remove_hook_from_module(module)
+        for n, w in weights.items():
+            setattr(module, n, nn.Parameter(w, requires_grad=False))
+
+
 def with_adapter(lm: LoadedModel, config: LoraConfig, seed: int = 0) -> tuple[LoadedModel, PeftModel]:
     """A private `LoadedModel` whose model carries fresh LoRA layers (B = 0, A seeded, dropout off), and their
     peft wrapper."""
     private = wrap(lm.name, private_copy(lm), lm.tokenizer)
+    resident_targets(private.model, config)
     with torch.random.fork_rng(devices=[]):  # seeded A without moving the process's global generator
         torch.manual_seed(seed)
         peft_model = get_peft_model(private.model, config)
@@ -136,7 +156,7 @@ def build_lora(lm: LoadedModel, train: Task, answering: Answering | None = None,
     curve = train_adapter(peft_model, AnswerSet(private, zero_shot, fit), AnswerSet(private, zero_shot, val), s, seed,
                           progress)
     tensors = {k: v.detach().float().cpu().clone() for k, v in get_peft_model_state_dict(peft_model).items()}
-    meta = LoraMeta(task=train.name, **answering_json(answering), curve=curve, n_fit=len(fit), n_val=len(val),
+    meta = LoraMeta(task=train.name, **built_fields(lm, answering), curve=curve, n_fit=len(fit), n_val=len(val),
                     build_s=time.perf_counter() - t0, seed=seed)
     # peft records where the weights came from (a local cache path here): name the model instead
     peft = config_json(peft_model.peft_config["default"]) | {"base_model_name_or_path": lm.name}

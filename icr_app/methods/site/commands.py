@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from icr_app.cli.common import add_method_flags, add_task_args, method_config, tqdm_progress
-from icr_app.core.models import load_model
+from icr_app.cli.common import add_method_flags, add_task_args, method_config, model_from_args, tqdm_progress
 from icr_app.core.tasks import load_task
 from icr_app.methods.site import SPEC
 from icr_app.methods.site.artefact import save_site
@@ -15,7 +14,7 @@ from icr_app.methods.site.method import build_site
 
 def cmd_build(args: argparse.Namespace) -> int:
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
-    lm = load_model(args.model)
+    lm = model_from_args(args)
     site = build_site(lm, task, config=method_config(args, SPEC), seed=args.seed,
                       progress=partial(tqdm_progress, desc="site"))
     save_site(site, args.out)

@@ -23,7 +23,7 @@ def mix_at(x: torch.Tensor, t: torch.Tensor, alpha: torch.Tensor, position: int)
     """x (B, T, H·d) with one position mixed towards t (H, d) by alpha (H,)."""
     b, n, width = x.shape
     p = position % n
-    a = alpha[:, None]
+    t, a = t.to(x.device), alpha.to(x.device)[:, None]  # the layer's device, when the model is spread over several
     mixed = ((1 - a) * x[:, p].reshape(b, *t.shape) + a * t).to(x.dtype).reshape(b, 1, width)
     return torch.cat([x[:, :p], mixed, x[:, p + 1:]], dim=1)
 

@@ -24,7 +24,7 @@ from icr_app.methods.base import Answering, BuildContext, Method
 from icr_app.methods.site.artefact import SiteMeta, SiteTask
 from icr_app.methods.site.inject import inject
 from icr_app.methods.site.train import Examples, Objective, PrefixPool, Scorer, train_theta
-from icr_app.methods.state import StatefulMethod, answering_json
+from icr_app.methods.state import StatefulMethod, built_fields
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def build_site(lm: LoadedModel, train: Task, answering: Answering | None = None,
         progress=progress,
     )
     meta = SiteMeta(
-        task=train.name, **answering_json(answering), n_prompts=cfg.n_prompts, n_demos=cfg.n_demos,
+        task=train.name, **built_fields(lm, answering), n_prompts=cfg.n_prompts, n_demos=cfg.n_demos,
         steps=stats.steps, best_step=stats.best_step, train_loss=stats.train_loss, val_loss=stats.val_loss,
         val_accuracy=stats.val_accuracy, build_s=time.perf_counter() - t0, seed=seed, objective=cfg.objective,
     )

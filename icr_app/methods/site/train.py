@@ -51,10 +51,7 @@ class PrefixPool:
         self.values: list[torch.Tensor] = []
         if width == 0:
             return
-        kv_shape = (len(ids), lm.n_kv_heads, width, lm.head_dim)
-        for _ in range(lm.n_layers):
-            self.keys.append(torch.zeros(kv_shape, device=lm.device))
-            self.values.append(torch.zeros(kv_shape, device=lm.device))
+        self.kv_shape = (len(ids), lm.n_kv_heads, width, lm.head_dim)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for s in range(0, len(order), batch_size):
             self._fill(order[s: s + batch_size], [ids[i][:-1] for i in order[s: s + batch_size]])
@@ -69,12 +66,15 @@ class PrefixPool:
         with self.lm.lock:
             self.lm.model(input_ids=enc.input_ids, attention_mask=enc.attention_mask, position_ids=enc.position_ids,
                           cache=cache, use_cache=True, logits_to_keep=1)
+        if not self.keys:  # in each layer's own dtype and device (a model spread over devices keeps its cache so)
+            self.keys = [layer.keys.new_zeros(self.kv_shape) for layer in cache.layers]
+            self.values = [layer.values.new_zeros(self.kv_shape) for layer in cache.layers]
         # A sliding-window layer keeps only its last window − 1 positions; the older columns stay zero, and a
         # cache rebuilt from these full-width tensors trims them again and masks by the true length.
         for layer, k, v in zip(cache.layers, self.keys, self.values):
             n = layer.keys.shape[2]
-            k[rows, :, -n:] = layer.keys.float()
-            v[rows, :, -n:] = layer.values.float()
+            k[rows, :, -n:] = layer.keys
+            v[rows, :, -n:] = layer.values
 
     def __len__(self) -> int:
         return len(self.last)
@@ -87,7 +87,8 @@ class PrefixPool:
         (S, S), which steps each step sees (a tree of continuations); `offsets` (S,) are the steps' positions
         after the prompt's last prefix token (default 0, 1, 2, ...)."""
         m = int(self.prefix_len[rows].max())
-        data = [(k[rows, :, -m:], v[rows, :, -m:]) for k, v in zip(self.keys, self.values)] if m > 0 else None
+        data = [(k[rows.to(k.device), :, -m:], v[rows.to(v.device), :, -m:])  # each layer's device
+                for k, v in zip(self.keys, self.values)] if m > 0 else None
         cache = DynamicCache(ddp_cache_data=data, config=self.lm.model.config)
         prefix = self.mask[rows, self.mask.shape[1] - m:]
         if offsets is None:

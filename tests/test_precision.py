@@ -1,0 +1,257 @@
+"""Every method and view on a model loaded in bfloat16 (each family), and on one loaded with two of its blocks
+offloaded to disk through accelerate's device map; artefacts built in fp32 answer there; a model too large
+for `--max-memory` is refused before loading (issue 26).
+
+The low-precision models go through `load_model` from a saved checkpoint, as a user's would: the dtype and the
+device map are what `from_pretrained` made of the loading options.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+from families import FAMILIES, tiny_model
+from test_families import TINY_SITE
+from test_function_vector import TINY as TINY_FV
+from test_i2cl import TINY as TINY_I2CL
+from test_i2cl import assert_zero_shot_exactly, with_coef
+from test_icr import hash_encoder
+from test_icv import TINY as TINY_ICV
+from test_lora import TINY as TINY_LORA
+from test_lora import untrained
+from test_task_vector import TINY as TINY_TV
+from tiny import tiny_tokenizer
+
+from icr_app.analyses.anchors import cached as anchors
+from icr_app.analyses.anchors.compression import fixed_demo_prompts
+from icr_app.analyses.anchors.isolation import isolation_experiment
+from icr_app.analyses.anchors.reweighting import reweight_experiment
+from icr_app.analyses.anchors.saliency import task_prompts
+from icr_app.analyses.rank1.cached import rank1
+from icr_app.cli import main
+from icr_app.core.loading import LoadOptions, ModelTooLargeError
+from icr_app.core.models import load_model
+from icr_app.core.prompts import Template
+from icr_app.core.tasks import builtin_task, split
+from icr_app.evaluate import evaluate
+from icr_app.methods import REGISTRY
+from icr_app.methods.base import Answering
+from icr_app.methods.i2cl.method import coefficients
+from icr_app.methods.icr import router as router_module
+from icr_app.methods.icr.method import ICR, ICRConfig
+from icr_app.methods.icr.pids import extract_pids
+from icr_app.methods.icr.router import ICRRouter, new_router
+from icr_app.methods.icv.method import ICV
+from icr_app.methods.lora.method import LoraMethod
+from icr_app.methods.site.method import SiteMethod
+from icr_app.prebuilt import build_method
+
+OFFLOADED = "llama-offloaded"  # the tiny Llama in bf16 with blocks 1 and 2 on disk
+DISK_BLOCKS = (1, 2)
+
+
+def configs(router: str) -> dict:
+    return {"site": TINY_SITE, "task-vector": TINY_TV, "function-vector": TINY_FV, "i2cl": replace(TINY_I2CL, epochs=1),
+            "icv": TINY_ICV, "lora": TINY_LORA, "icr": ICRConfig(router=router)}
+
+
+def save_checkpoint(family: str, folder) -> str:
+    tok = tiny_tokenizer()
+    tiny_model(family, tok).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+def offload_map(folder) -> str:
+    """A device map file sending two blocks to disk and the rest to the CPU."""
+    n_layers = 4
+    mapping = {"model.embed_tokens": "cpu", "model.norm": "cpu", "model.rotary_emb": "cpu", "lm_head": "cpu"}
+    mapping |= {f"model.layers.{i}": "disk" if i in DISK_BLOCKS else "cpu" for i in range(n_layers)}
+    path = folder / "map.json"
+    path.write_text(json.dumps(mapping))
+    return str(path)
+
+
+def load_as(path: str, case: str, tmp):
+    """The checkpoint at `path` in bf16, whole on the CPU or (OFFLOADED) with two blocks on disk."""
+    if case == OFFLOADED:
+        return load_model(path, LoadOptions(dtype="bfloat16", device_map=offload_map(tmp),
+                                            offload_folder=str(tmp / "offload")))
+    return load_model(path, LoadOptions(dtype="bfloat16"))
+
+
+def load_low(case: str, tmp):
+    return load_as(save_checkpoint("llama" if case == OFFLOADED else case, tmp / "ckpt"), case, tmp)
+
+
+def router_folder(lm, folder) -> str:
+    """An untrained router for `lm` saved to `folder` (α = 0: the plain model), built in `lm`'s own dtype."""
+    pids = extract_pids(lm, [builtin_task("sentiment")], rank=2, n_prompts=3, max_demos=2)
+    new_router(lm, pids, 32, layers=[lm.n_layers - 2, lm.n_layers - 1], encoder=hash_encoder).save(folder)
+    return str(folder)
+
+
+@pytest.fixture(autouse=True)
+def hashed_encoder(monkeypatch):
+    """Routers loaded from a folder embed queries with the hashed stand-in, not MiniLM."""
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+
+
+@pytest.fixture(scope="module", params=[*FAMILIES, OFFLOADED])
+def low(request, tmp_path_factory):
+    lm = load_low(request.param, tmp_path_factory.mktemp(request.param))
+    if request.param == OFFLOADED:
+        assert [lm.device_map[f"model.layers.{i}"] for i in DISK_BLOCKS] == ["disk", "disk"]
+        assert lm.layers[DISK_BLOCKS[0]].self_attn.q_proj.weight.device.type == "meta"  # offloaded outside forward
+    assert lm.dtype == torch.bfloat16
+    return lm
+
+
+@pytest.fixture(scope="module")
+def built(low, tmp_path_factory):
+    """Every method built on the low-precision model (ICR from a router saved for it)."""
+    task = builtin_task("sentiment")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+        cfg = configs(router_folder(low, tmp_path_factory.mktemp("router")))
+        return {name: build_method(low, task, name, cfg.get(name)) for name in REGISTRY}
+
+
+def test_every_method_builds_and_answers(low, built):
+    queries = builtin_task("sentiment").inputs[:3]
+    for name, method in built.items():
+        preds = method.predict(queries, batch_size=2)
+        assert all(abs(sum(p.label_probs.values()) - 1) < 1e-3 for p in preds), name
+        state = getattr(method, "state", None)
+        if state is not None:  # what a method learns is kept (and trained) in fp32 beside the bf16 model
+            learned = [getattr(state, t) for t in state.tensor_dims()] + list(getattr(state, "tensors", {}).values())
+            assert learned and all(t.dtype == torch.float32 for t in learned), name  # LoRA: its `tensors` dict
+
+
+def test_eval_report_records_the_dtype_and_device_map(low):
+    rep = evaluate(low, builtin_task("antonyms"), ["zero-shot", "few-shot"], n_test=3, shots=2)
+    assert not rep.failed, {k: v.error for k, v in rep.methods.items()}
+    data = rep.to_json()
+    assert data["dtype"] == "bfloat16" and data["device_map"] == low.device_map
+
+
+def test_strength_zero_is_zero_shot_exactly(low, built):
+    """α = 0, identity coefficients, λ = 0, an untrained router or adapter: zero-shot bit for bit in bf16 and
+    offloaded (the untrained adapter on an open task too: the decoding path)."""
+    queries = builtin_task("sentiment").inputs[:4]
+    site, i2cl, icv = built["site"].state, built["i2cl"].state, built["icv"].state
+    assert_zero_shot_exactly(SiteMethod(low, replace(site, theta=torch.full_like(site.theta, -torch.inf))), queries)
+    assert_zero_shot_exactly(type(built["i2cl"])(low, with_coef(i2cl, coefficients(low.n_layers, 0.0, 1.0))), queries)
+    assert_zero_shot_exactly(ICV(low, replace(icv, meta=replace(icv.meta, strength=0.0))), queries)
+    assert_zero_shot_exactly(built["icr"], queries)  # the router is untrained: α = 0
+    train, test = split(builtin_task("antonyms"), 3, seed=0)
+    assert_zero_shot_exactly(LoraMethod(low, untrained(low, train)), test.inputs)
+
+
+def test_every_view_draws(low, built):
+    from icr_app.methods.function_vector_panel import aie_figure
+    from icr_app.methods.i2cl.view import coefficient_figure
+    from icr_app.methods.icr.view import routing_figures
+    from icr_app.methods.icv.view import sweep_figure
+    from icr_app.methods.lora.view import training_curve
+    from icr_app.methods.site.view import alpha_heatmap
+    from icr_app.methods.task_vector_panel import layer_figure
+
+    figures = [alpha_heatmap(built["site"].state), layer_figure(built["task-vector"].state),
+               aie_figure(built["function-vector"].state), coefficient_figure(built["i2cl"].state),
+               sweep_figure(built["icv"].state), training_curve(built["lora"].state),
+               *routing_figures(built["icr"].router, "a fine film")]
+    assert all(fig.data for fig in figures)
+    task = builtin_task("sentiment")
+    flow = anchors.flow(low, task, 2, 2, 0)
+    assert all(len(curve) == low.n_layers for curve in flow["result"]["raw"].values())
+    prompts = task_prompts(low, task, 3, 2, 0)
+    assert isolation_experiment(low, prompts, task.labels, k=1)[0].loyalty == 1.0
+    train, few = fixed_demo_prompts(low, task, 3, None, 0, Template())
+    assert reweight_experiment(low, task, train, few, Template(), per_class=1, epochs=1).beta_abs_mean > 0
+    for kind in ("compression", "confusion"):
+        try:
+            assert anchors.experiment(low, task, kind, 4, 2, 0)
+        except ValueError as err:  # compression refuses sliding-window layers
+            assert "sliding-window" in str(err)
+    report = rank1(low, task, 2, 0)
+    assert max(report["max_abs_error"]) <= 1e-5  # computed in fp32, whatever the model's dtype
+
+
+@pytest.fixture(scope="module")
+def fp32_artefacts(tmp_path_factory):
+    """SITE, I2CL, ICV and LoRA built on the tiny Llama in fp32 and saved, and an ICR router saved for it."""
+    tmp = tmp_path_factory.mktemp("fp32")
+    path = save_checkpoint("llama", tmp / "llama")
+    lm = load_model(path, LoadOptions(dtype="float32"))
+    task = builtin_task("sentiment")
+    cfg = configs(router_folder(lm, tmp / "router"))
+    files = {name: REGISTRY[name].save(build_method(lm, task, name, cfg[name]), tmp / f"{name}.safetensors")
+             for name in ("site", "i2cl", "icv", "lora")}
+    return lm, path, files, cfg["icr"].router
+
+
+@pytest.mark.parametrize("case", ["llama", OFFLOADED])
+def test_an_fp32_artefact_loads_and_answers_on_a_bf16_and_an_offloaded_model(fp32_artefacts, case, tmp_path):
+    """Artefacts carry the architecture's fingerprint, not the dtype or the device map: the same checkpoint
+    loaded in bf16 (and offloaded) takes them, and they say what they were built in."""
+    lm32, path, files, router = fp32_artefacts
+    low = load_as(path, case, tmp_path)
+    queries = builtin_task("sentiment").inputs[:3]
+    for name, file in files.items():
+        load = REGISTRY[name].load
+        method = load(file, low)
+        assert method.state.meta.dtype == "float32"
+        got, want = method.predict(queries, batch_size=2), load(file, lm32).predict(queries, batch_size=2)
+        assert [p.prompt for p in got] == [p.prompt for p in want]
+        assert all(abs(sum(p.label_probs.values()) - 1) < 1e-3 for p in got), name
+    loaded = ICRRouter.load(router, low)
+    assert loaded.meta["dtype"] == "float32"
+    assert_zero_shot_exactly(ICR(low, Answering.of(low, builtin_task("sentiment")), loaded), queries)
+
+
+def test_max_memory_too_small_is_refused_before_loading(tmp_path, capsys):
+    path = save_checkpoint("llama", tmp_path / "llama")
+    code = main(["eval", "--model", path, "--data", "sentiment", "--n-test", "2", "--max-memory", "cpu=64KiB"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "needs 0.76 MiB" in err and "64.0 KiB is available" in err
+    assert "--dtype bfloat16" in err and "--offload-folder" in err
+
+
+def test_icr_train_runs_the_recipe_with_the_loading_flags(tmp_path):
+    """PIDs, then the router, on a bf16 model with two blocks on disk: the router trains in fp32, records the
+    dtype it was trained against, and the model's folder of routers serves it."""
+    path = save_checkpoint("llama", tmp_path / "llama")
+    flags = ["--model", path, "--dtype", "bfloat16", "--device-map", offload_map(tmp_path),
+             "--offload-folder", str(tmp_path / "offload")]
+    tiny = ["--rank", "2", "--layers", "2,3", "--pid-prompts", "3", "--max-demos", "2", "--examples-per-domain", "6",
+            "--holdout", "2", "--epochs", "1", "--batch-size", "2"]
+    out = tmp_path / "routers" / "tiny"
+    assert main(["icr", "train", *flags, "--domains", "sentiment", "antonyms", "--out", str(out),
+                 "--log", str(tmp_path / "log.jsonl"), *tiny]) == 0
+    low = load_model(path, LoadOptions(dtype="bfloat16", device_map=offload_map(tmp_path),
+                                       offload_folder=str(tmp_path / "offload")))
+    router = ICRRouter.load(out, low)
+    assert router.meta["dtype"] == "bfloat16"
+    assert all(p.dtype == torch.float32 for p in router.net.parameters())
+    assert main(["eval", *flags, "--data", "sentiment", "--methods", "zero-shot,icr", "--n-test", "2",
+                 "--icr-router", str(tmp_path / "routers")]) == 0
+
+
+def test_loading_options_from_the_environment_and_their_refusals(tmp_path, monkeypatch):
+    """ICL_LAB_* give the library and the app the flags' options; a map sending blocks to disk wants a folder."""
+    path = save_checkpoint("llama", tmp_path / "llama")
+    monkeypatch.setenv("ICL_LAB_DTYPE", "bfloat16")
+    monkeypatch.setenv("ICL_LAB_MAX_MEMORY", "0=20GiB,cpu=60GiB")
+    options = LoadOptions.from_env()
+    assert options.memory() == {0: 20 * 2**30, "cpu": 60 * 2**30} and options.device_map_arg() == "auto"
+    monkeypatch.delenv("ICL_LAB_MAX_MEMORY")
+    assert load_model(path).dtype == torch.bfloat16
+    with pytest.raises(ModelTooLargeError, match="sends weights to disk; give --offload-folder"):
+        load_model(path, LoadOptions(device_map=offload_map(tmp_path)))
+    with pytest.raises(ValueError, match="DEVICE=SIZE"):
+        LoadOptions(max_memory="20GiB").memory()
