@@ -11,7 +11,7 @@ from test_icr import hash_encoder
 
 from icr_app.app import launch
 from icr_app.core.tasks import builtin_task
-from icr_app.methods import DEFAULT_PANELS, REGISTRY
+from icr_app.methods import DEFAULT_PANELS, REGISTRY, build_method
 from icr_app.methods.icr import method as icr_method
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import new_router
@@ -360,7 +360,7 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
         return not answer.shipped and len(calls) == 1
 
     edited = replace(task, examples=task.examples[:-1])
-    visitors_site = prebuilt.build_method(lm, task, "site", small)
+    visitors_site = build_method(lm, task, "site", small)
     assert computed("zero-shot", "another query", 10, 0)
     assert computed("few-shot", query, 10, 1)
     assert computed("zero-shot", query, 10, 0, task=edited)

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from icr_app.core.tasks import builtin_task, split
+from icr_app.methods import build_method
 from icr_app.methods.base import Answering, is_correct
 from icr_app.methods.few_shot import FewShot
 from icr_app.methods.zero_shot import ZeroShot
@@ -65,7 +66,7 @@ def test_shipped_site_task_is_what_prebuild_makes(real_lm):
 
     path = prebuilt.folder(real_lm, "sentiment") / "site.safetensors"
     shipped = load_site(path, real_lm)
-    rebuilt = prebuilt.build_method(real_lm, builtin_task("sentiment"), "site")
+    rebuilt = build_method(real_lm, builtin_task("sentiment"), "site")
     assert torch.allclose(rebuilt.state.t, shipped.t, rtol=1e-4, atol=1e-5)
     assert torch.allclose(rebuilt.state.alpha, shipped.alpha, atol=5e-3)
     assert rebuilt.state.meta.steps == shipped.meta.steps

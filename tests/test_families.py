@@ -28,6 +28,7 @@ from icr_app.analyses.rank1.analysis import rank1_analysis
 from icr_app.core.adapter import UnsupportedModelError
 from icr_app.core.attention import attend, attention_weights
 from icr_app.core.models import wrap
+from icr_app.core.prefix import PrefixPool
 from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
@@ -37,7 +38,6 @@ from icr_app.methods.icr.method import ICR
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import new_router
 from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteTask, build_site
-from icr_app.methods.site.train import PrefixPool
 from icr_app.methods.zero_shot import ZeroShot
 
 TINY_SITE = SiteConfig(n_prompts=4, n_demos=2, steps=4, batch_size=4, eval_every=2, patience=2, max_examples=20)

@@ -33,8 +33,8 @@ from icr_app.methods.function_vector import (
     top_heads,
 )
 from icr_app.methods.function_vector_panel import aie_figure, overlap_text
+from icr_app.methods.last_token import gold_and_candidates
 from icr_app.methods.state import answering_json
-from icr_app.methods.task_vector import gold_and_candidates
 from icr_app.methods.zero_shot import ZeroShot
 
 TINY = FunctionVectorConfig(n_prompts=3, n_corrupted=2, batch_size=2)

@@ -20,8 +20,8 @@ from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.lora.method import (
     LoraAdapter,
+    LoraConfig,
     LoraMethod,
-    LoraSettings,
     build_lora,
     config_from_json,
     with_adapter,
@@ -29,10 +29,10 @@ from icr_app.methods.lora.method import (
 from icr_app.methods.lora.view import parameter_bars, training_curve
 from icr_app.methods.zero_shot import ZeroShot
 
-TINY = LoraSettings(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2)
+TINY = LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2)
 
 
-def untrained(lm, task, settings: LoraSettings = TINY) -> LoraAdapter:
+def untrained(lm, task, settings: LoraConfig = TINY) -> LoraAdapter:
     return build_lora(lm, task, Answering.of(lm, task), replace(settings, steps=0))
 
 
@@ -126,7 +126,7 @@ def test_training_lowers_the_loss(lm):
     """On the tiny model LoRA learns at least the answers' form: the held-out answer loss falls, and the
     training examples' gold label gets more probability than zero-shot gives it."""
     task = builtin_task("sentiment")
-    cfg = LoraSettings(steps=30, lr=5e-3, batch_size=8, max_examples=40, eval_every=5, patience=10)
+    cfg = LoraConfig(steps=30, lr=5e-3, batch_size=8, max_examples=40, eval_every=5, patience=10)
     seen = []
 
     def progress(it, **_):
@@ -210,13 +210,13 @@ def test_wrong_model_and_odd_files_are_refused(lm, tmp_path):
 
 def test_flags():
     from icr_app.cli import build_parser
-    from icr_app.cli.common import method_config
+    from icr_app.core.commandline import method_config
     from icr_app.methods import REGISTRY
 
     spec = REGISTRY["lora"]
     assert spec.kind == "fine-tuning" and "fine-tuning" in spec.title and "not in-context" in spec.description
     args = build_parser().parse_args(["eval", "--data", "x", "--lora-targets", "all-linear", "--lora-steps", "7"])
-    assert method_config(args, spec) == replace(LoraSettings(), targets="all-linear", steps=7)
+    assert method_config(args, spec) == replace(LoraConfig(), targets="all-linear", steps=7)
 
 
 @pytest.fixture(scope="module")

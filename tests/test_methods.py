@@ -6,7 +6,7 @@ import json
 import pytest
 
 from icr_app.cli import build_parser, main
-from icr_app.cli.common import method_config
+from icr_app.core.commandline import method_config
 from icr_app.core.models import ModelNotFoundError, load_model
 from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace

@@ -11,6 +11,7 @@ from tiny import family_lm, tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
+from icr_app.core.prefix import PrefixPool
 from icr_app.core.scoring import LabelError, encode, prefill
 from icr_app.core.tasks import builtin_task, load_task, make_task, split
 from icr_app.core.trace import Trace
@@ -20,7 +21,7 @@ from icr_app.methods.site import train as site_train
 from icr_app.methods.site.artefact import load_site, save_site
 from icr_app.methods.site.inject import inject, mix_at
 from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteTask, _examples, build_site
-from icr_app.methods.site.train import PrefixPool, Scorer, accumulate_grad, train_theta
+from icr_app.methods.site.train import Scorer, accumulate_grad, train_theta
 from icr_app.methods.site.view import alpha_heatmap
 from icr_app.methods.zero_shot import ZeroShot
 
@@ -240,7 +241,7 @@ def test_cli_site_build(tiny_checkpoint, tmp_path, capsys):
 
 def test_paper_preset_and_flags():
     from icr_app.cli import build_parser
-    from icr_app.cli.common import method_config
+    from icr_app.core.commandline import method_config
     from icr_app.methods import REGISTRY
 
     def config(*flags: str) -> SiteConfig:

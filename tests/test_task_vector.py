@@ -16,6 +16,7 @@ from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering, Method
+from icr_app.methods.last_token import edit_block_output, gold_and_candidates, last_token_variants, replace_last
 from icr_app.methods.state import answering_json
 from icr_app.methods.task_vector import (
     TaskVector,
@@ -24,11 +25,7 @@ from icr_app.methods.task_vector import (
     TaskVectorMethod,
     best_layer,
     build_task_vector,
-    edit_block_output,
-    gold_and_candidates,
     holdout,
-    last_token_variants,
-    replace_last,
 )
 from icr_app.methods.task_vector_panel import layer_figure
 from icr_app.methods.zero_shot import ZeroShot
@@ -232,7 +229,7 @@ def test_the_tab_offers_the_built_vector_as_a_file(lm):
 
 def test_flags_reach_the_config():
     from icr_app.cli import build_parser
-    from icr_app.cli.common import method_config
+    from icr_app.core.commandline import method_config
     from icr_app.methods import REGISTRY
 
     args = build_parser().parse_args(["eval", "--data", "x", "--task-vector-demos", "5", "--task-vector-layer", "3"])

@@ -13,7 +13,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from icr_app.core.models import LoadedModel, wrap
+from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.tasks import BUILTIN_DIR
 
 TOKENIZER_TASKS = ("sentiment", "headline-topic", "antonyms", "country-capital", "past-tense", "emotion")
@@ -42,11 +42,11 @@ def tiny_lm(seed: int = 0, n_layers: int = 4, n_heads: int = 4, n_kv_heads: int 
         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, tie_word_embeddings=True,
     )
     model = LlamaForCausalLM(cfg).float()
-    return wrap("tiny-llama", model, tok)
+    return wrap("tiny-llama", owned(model), tok)
 
 
 def family_lm(family: str, seed: int = 0, n_layers: int = 4) -> LoadedModel:
     from families import tiny_model
 
     tok = tiny_tokenizer()
-    return wrap(f"tiny-{family}", tiny_model(family, tok, seed=seed, n_layers=n_layers), tok)
+    return wrap(f"tiny-{family}", owned(tiny_model(family, tok, seed=seed, n_layers=n_layers)), tok)

@@ -9,7 +9,6 @@ while the others answer.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +17,12 @@ import pandas as pd
 
 from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
+from icr_app.app.figures import label_prob_bars
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
-from icr_app.methods import DEFAULT_PANELS, REGISTRY
-from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods import DEFAULT_PANELS, REGISTRY, BuildError, build_method
+from icr_app.methods.base import Method
 from icr_app.prebuilt import DEFAULT_QUERY, Answer, example_query, timed_answer
-from icr_app.views.answers import label_prob_bars
 
 MAX_BATCH = 50
 NOT_BUILT = "not built for this task yet: press “Build selected methods”"
@@ -241,16 +240,11 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
         for name in todo:
             spec = REGISTRY[name]
             step = ctx.progress(progress, request, "build", f"building {spec.title}")
-            context = BuildContext(lm, task, Answering.of(lm, task), seed=int(seed), shots=int(shots), progress=step)
-            t0 = time.perf_counter()
             try:
-                method = spec.build(context, spec.config())
-            except gr.Error:
-                raise
-            except Exception as err:  # one method that cannot be built never stops the others
+                method = build_method(lm, task, name, seed=seed, shots=shots, progress=step)
+            except BuildError as err:  # one method that cannot be built never stops the others
                 notes.append(f"{spec.title}: cannot be built for this task: {err}")
                 continue
-            method.build_s = time.perf_counter() - t0
             built[name] = method
             notes.append(f"{spec.title}: built in {method.build_s:.1f} s")
         return built, "\n\n".join(notes) or "nothing to build: the chosen methods are built already or need nothing"

@@ -12,7 +12,8 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from icr_app.cli.common import add_method_flags, add_task_args, method_config, tqdm_progress
+from icr_app.analyses import REGISTRY as ANALYSES
+from icr_app.core.commandline import add_method_flags, add_task_args, method_config, tqdm_progress
 from icr_app.core.models import load_model
 from icr_app.core.paths import resolve
 from icr_app.core.prompts import SHOTS
@@ -20,8 +21,7 @@ from icr_app.core.tasks import TaskError, load_task
 from icr_app.evaluate import EvalReport, evaluate
 from icr_app.methods import REGISTRY, parse_entry
 
-ANALYSES = ("icr_app.analyses.anchors.commands:add_commands", "icr_app.analyses.rank1.commands:add_commands",
-            "icr_app.prebuilt:add_commands")
+PREBUILD = "icr_app.prebuilt:add_commands"
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     for spec in REGISTRY.values():
         add_method_flags(p, spec)
     p.set_defaults(func=cmd_eval)
-    for target in [spec.commands for spec in REGISTRY.values() if spec.commands] + list(ANALYSES):
+    registered = [*REGISTRY.values(), *ANALYSES.values()]
+    for target in [spec.commands for spec in registered if spec.commands] + [PREBUILD]:
         resolve(target)(sub)
     p = sub.add_parser("app", help="serve the web app")
     p.add_argument("--model", default=None, help="the model to serve (default: $ICL_LAB_MODEL or smollm2-135m)")

@@ -72,6 +72,18 @@ def save_artefact(path: str | Path, kind: str, tensors: dict[str, torch.Tensor],
     return path
 
 
+def artefact_kind(path: str | Path) -> str:
+    """What an ICL Lab file holds (its `kind`), read from its header alone; ArtefactError when it is not one."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            header = f.metadata() or {}
+    except Exception as err:  # safetensors raises several types for missing, cut or garbled files
+        raise ArtefactError(f"{Path(path).name}: not a readable ICL Lab file: {err}") from None
+    if header.get("format") != FORMAT or "kind" not in header:
+        raise ArtefactError(f"{Path(path).name}: not an ICL Lab artefact")
+    return header["kind"]
+
+
 def load_artefact(path: str | Path, kind: str, fingerprint: str | None = None, device: str = "cpu") -> Artefact:
     """Read and verify an artefact of `kind`; with `fingerprint`, refuse one made for another model."""
     path = Path(path)

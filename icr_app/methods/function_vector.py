@@ -14,7 +14,7 @@ Answering is a zero-shot pass with the function vector ADDED to the residual str
 
 The AIE patch changes only the last position, so each corrupted prompt's prefix runs once into a KV cache and
 its last token then runs once per head, all L·H heads of a prompt in a single forward pass of L·H + 1 extra
-positions (`task_vector.last_token_variants`): a prompt costs one prefill of its length plus L·H + 1 tokens,
+positions (`last_token.last_token_variants`): a prompt costs one prefill of its length plus L·H + 1 tokens,
 not L·H prefills.
 
 Decisions where the paper leaves a choice to us (measured on SmolLM2-135M, seed 0, on a 50-example dev part of
@@ -47,14 +47,14 @@ from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos, sample_icl_prompts
 from icr_app.core.tasks import Example, Task
 from icr_app.methods.base import Answering, BuildContext, Method
-from icr_app.methods.state import answering_json, stateful_spec, tensor_field
-from icr_app.methods.task_vector import (
+from icr_app.methods.last_token import (
     LastTokenEdit,
     LastTokenVector,
     VectorMeta,
     gold_and_candidates,
     last_token_variants,
 )
+from icr_app.methods.state import answering_json, stateful_spec, tensor_field
 
 HEAD_SHARE = 20 / 270  # the top-k that did best on SmolLM2-135M (module docstring), as a share of the heads
 

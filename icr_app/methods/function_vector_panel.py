@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method_tab
-from icr_app.app.context import AppContext
+from icr_app.app.kit import AppContext, Page, built_method_tab
 from icr_app.methods.function_vector import FunctionVector, FunctionVectorMethod, site_overlap
 from icr_app.views.heads import head_map
 

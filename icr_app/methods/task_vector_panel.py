@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method_tab
-from icr_app.app.context import AppContext
+from icr_app.app.kit import AppContext, Page, built_method_tab
 from icr_app.methods.task_vector import TaskVector, TaskVectorMethod
 
 EXPLAIN = ("A few-shot prompt makes the model compute, at its last token, a state that already says which task to "

@@ -19,9 +19,7 @@ from icr_app.analyses.anchors.isolation import IsolationRow
 from icr_app.analyses.anchors.reweighting import ReweightResult
 from icr_app.analyses.anchors.saliency import FlowResult
 from icr_app.analyses.anchors.views import compression_figure, confusion_figure, isolation_figure, reweight_figure
-from icr_app.app.answers import Page
-from icr_app.app.context import JOBS, AppContext, on
-from icr_app.app.exports import json_file
+from icr_app.app.kit import JOBS, AppContext, Page, json_file, on
 from icr_app.core.tasks import Task
 
 EXPLAIN = ("Saliency A ⊙ ∂L/∂A tells how much each attention edge matters for the answer. Label words act as "

@@ -19,6 +19,7 @@ import torch
 from icr_app.analyses.anchors.prefix import DemoCache, answer_logits, demo_cache, shared_prefix
 from icr_app.analyses.anchors.prompt import AnchorPrompt, build_prompt, first_label_ids, label_loss
 from icr_app.core.attention import attend, attention_weights
+from icr_app.core.grads import add_grad
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template
@@ -113,7 +114,7 @@ def reweight_experiment(
                 logits = answer_logits(lm, demos, [p], reweighted(lm, beta, p.label_tokens, demos.prefix_len))
                 loss = label_loss(logits, label_ids, gold)
                 opt.zero_grad()
-                loss.backward()
+                add_grad(loss, [beta])
             opt.step()
             total += loss.item()
         losses.append(total / len(order))

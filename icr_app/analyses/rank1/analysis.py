@@ -35,7 +35,7 @@ from typing import Any
 import torch
 from torch.func import functional_call
 
-from icr_app.core.models import LoadedModel, wrap
+from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.scoring import encode
@@ -129,7 +129,8 @@ def as_dtype(lm: LoadedModel, dtype: torch.dtype) -> LoadedModel:
     """A private copy of the model in `dtype` (float64 shows the identity is exact up to rounding)."""
     if lm.model.dtype == dtype:
         return lm
-    return wrap(f"{lm.name}:{str(dtype).removeprefix('torch.')}", copy.deepcopy(lm.model).to(dtype), lm.tokenizer)
+    return wrap(f"{lm.name}:{str(dtype).removeprefix('torch.')}", owned(copy.deepcopy(lm.model).to(dtype)),
+                lm.tokenizer)
 
 
 @dataclass

@@ -16,9 +16,7 @@ from icr_app.analyses.rank1.views import (
     singular_values_figure,
     transfer_figure,
 )
-from icr_app.app.answers import Page
-from icr_app.app.context import JOBS, AppContext, on
-from icr_app.app.exports import json_file
+from icr_app.app.kit import JOBS, AppContext, Page, json_file, on
 from icr_app.core.tasks import Task
 
 EXPLAIN = ("A prompt's context changes a block's MLP input at the query. That change equals a rank-1 update of the "

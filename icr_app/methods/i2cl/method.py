@@ -47,12 +47,13 @@ import torch
 import torch.nn.functional as F
 
 from icr_app.core.capture import last_token_means
+from icr_app.core.grads import add_grad
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.scoring import Intervention, encode, first_token_id, prefill
 from icr_app.core.tasks import Example, Task
-from icr_app.core.trace import Trace, main_tensor
+from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import Answering, BuildContext
 from icr_app.methods.i2cl.artefact import MODULES, I2CLMeta, I2CLState
 from icr_app.methods.state import StatefulMethod, answering_json
@@ -118,7 +119,7 @@ def inject(lm: LoadedModel, vectors: torch.Tensor, coef: torch.Tensor, noise: fl
             eps = torch.randn(y.shape, generator=generator, device=y.device, dtype=y.dtype)
             y = y + eps * y.detach().norm(dim=-1, keepdim=True) * noise
         y = y.to(x.dtype)
-        return (y, *output[1:]) if isinstance(output, tuple) else y
+        return with_main(output, y)
 
     with Trace(_modules(lm), edit_output=edit):
         yield {}
@@ -180,7 +181,7 @@ def calibrate(lm: LoadedModel, vectors: torch.Tensor, loss: FirstTokenLoss, cfg:
         rows = torch.randperm(len(loss), generator=order)[: cfg.batch_size].tolist()
         value = loss(rows, inject(lm, vectors, coef, cfg.noise, noise))
         opt.zero_grad()
-        value.backward()
+        add_grad(value, [coef])
         opt.step()
         schedule.step()
     return coef.detach().cpu(), steps

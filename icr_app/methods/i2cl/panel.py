@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method_tab
-from icr_app.app.context import AppContext
+from icr_app.app.kit import AppContext, Page, built_method_tab
 from icr_app.methods.i2cl.method import I2CL
 from icr_app.methods.i2cl.view import coefficient_figure, summary
 

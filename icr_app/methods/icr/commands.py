@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from icr_app.cli.common import tqdm_progress
+from icr_app.core.commandline import tqdm_progress
 from icr_app.core.config import add_config_flags, config_from_flags
 from icr_app.core.models import DEFAULT_MODEL, load_model
 from icr_app.core.tasks import load_task

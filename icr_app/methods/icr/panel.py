@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from icr_app.app.answers import AFTER_ANSWERS, Page
-from icr_app.app.context import AppContext, clip_query, on
+from icr_app.app.kit import AFTER_ANSWERS, AppContext, Page, clip_query, on
 from icr_app.core.artefacts import ArtefactError
 from icr_app.methods.icr.method import cached_router
 from icr_app.methods.icr.view import GUIDE, routing_figures

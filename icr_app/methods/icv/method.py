@@ -43,7 +43,7 @@ from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, answer_text, sample_demos
 from icr_app.core.scoring import Intervention, first_token_id, no_intervention
 from icr_app.core.tasks import Example, Task
-from icr_app.core.trace import Trace, main_tensor
+from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import Answering, BuildContext, is_correct
 from icr_app.methods.icv.artefact import ICVMeta, ICVState
 from icr_app.methods.state import StatefulMethod, answering_json
@@ -114,7 +114,7 @@ def inject(lm: LoadedModel, directions: torch.Tensor, strength: float, site: Sit
     def edit(layer: int, output: Any) -> Any:
         h = main_tensor(output)
         y = steer(h.float(), directions[layer], strength).to(h.dtype)
-        return (y, *output[1:]) if isinstance(output, tuple) else y
+        return with_main(output, y)
 
     with Trace(steered_modules(lm, site), edit_output=edit):
         yield {}

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method_tab
-from icr_app.app.context import AppContext
+from icr_app.app.kit import AppContext, Page, built_method_tab
 from icr_app.methods.icv.method import ICV
 from icr_app.methods.icv.view import summary, sweep_figure
 

@@ -3,16 +3,11 @@ parameters beside SITE's, download the adapter or load one."""
 
 from __future__ import annotations
 
-import gradio as gr
+import plotly.graph_objects as go
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method, download_file, state_file
-from icr_app.app.context import JOBS, AppContext, on
-from icr_app.core.tasks import Task
-from icr_app.methods.base import Answering
-from icr_app.methods.lora.method import LoraAdapter, LoraMethod, LoraSettings, build_lora
+from icr_app.app.kit import AppContext, Page, TabBuild, TabFigure, built_method_tab
+from icr_app.methods.lora.method import LoraAdapter, LoraMethod
 from icr_app.methods.lora.view import parameter_bars, training_curve
-from icr_app.methods.site.method import SiteMethod
 
 EXPLAIN = ("**Explicit fine-tuning, not in-context learning.** LoRA changes the model's weights: it trains a "
            "low-rank update ΔW = (α/r)·B·A of each attention projection on the task's examples (the loss is the "
@@ -21,7 +16,6 @@ EXPLAIN = ("**Explicit fine-tuning, not in-context learning.** LoRA changes the 
            "gradient descent writes the task straight into the weights; it is the reference the implicit methods "
            "(SITE, ICR) are measured against, which keep the weights and steer the activations with far fewer "
            "trained numbers.")
-NOT_BUILT = "_not built for this task yet_"
 
 
 def summary(adapter: LoraAdapter) -> str:
@@ -32,50 +26,14 @@ def summary(adapter: LoraAdapter) -> str:
             f"loss {c.val_loss[best]:.3f}, accuracy {c.val_accuracy[best]:.0%}); built in {m.build_s:.0f} s")
 
 
+def beside_site(adapter: LoraAdapter, built: dict) -> go.Figure:
+    """LoRA's trained parameters beside SITE's, when the visitor built SITE for this model too."""
+    site = built.get("site")
+    return parameter_bars(adapter.n_parameters, None if site is None else site.trainable_parameters)
+
+
 def build_tab(ctx: AppContext, page: Page) -> None:
-    def show(built: dict, request: gr.Request):
-        """Redraw from the visitor's built LoRA (whichever button built it), for the app's current model."""
-        method = built_method(ctx, built, LoraMethod)
-        if method is None:
-            return None, None, NOT_BUILT, None
-        adapter, site = method.state, built_method(ctx, built, SiteMethod)
-        path = state_file(method, ctx.session_dir(request))
-        site_params = None if site is None else site.trainable_parameters
-        return training_curve(adapter), parameter_bars(adapter.n_parameters, site_params), summary(adapter), str(path)
-
-    def keep(built: dict, method: LoraMethod, request: gr.Request):
-        built = {**built, "lora": method}
-        return built, *show(built, request)
-
-    def train(task: Task, built: dict, steps: int, seed: int, request: gr.Request,
-              progress: gr.Progress = gr.Progress()):  # noqa: B008
-        lm, settings = ctx.lm, LoraSettings(steps=int(steps))
-        adapter = build_lora(lm, task, Answering.of(lm, task), settings, int(seed),
-                             ctx.progress(progress, request, "lora", "training LoRA"))
-        return keep(built, LoraMethod(lm, adapter), request)
-
-    def upload(built: dict, path: str | None, request: gr.Request):
-        if not path:
-            raise gr.Error("no file uploaded")
-        return keep(built, LoraMethod.load(path, ctx.lm), request)
-
-    with gr.Tab("LoRA (explicit fine-tuning)"):
-        gr.Markdown(EXPLAIN)
-        info = gr.Markdown(NOT_BUILT)
-        with gr.Row():
-            steps = gr.Slider(0, 400, value=LoraSettings.steps, step=10, label="at most this many training steps")
-            train_btn = gr.Button("Fine-tune LoRA", variant="primary")
-            stop = gr.Button("Cancel")
-        with gr.Row():
-            curve = gr.Plot(label="training loss and validation accuracy")
-            params = gr.Plot(label="trained parameters, LoRA and SITE")
-        with gr.Row():
-            download = download_file(LoraMethod)
-            upload_file = gr.File(label="load a LoRA adapter (.safetensors)", file_types=[".safetensors"],
-                                  type="filepath")
-    outs = [curve, params, info, download]
-    on(train_btn.click, train, [page.task, page.built, steps, page.seed], [page.built, *outs], "build_lora", JOBS)
-    ctx.cancel_button(stop, "lora")
-    on(upload_file.upload, upload, [page.built, upload_file], [page.built, *outs], "load_lora")
-    # "Build selected methods", a new task and a new model change `built` too: redraw from it then.
-    on(page.built.change, show, page.built, outs, False)
+    built_method_tab(ctx, page, LoraMethod, "LoRA (explicit fine-tuning)", EXPLAIN,
+                     "training loss and validation accuracy", training_curve, summary,
+                     second=TabFigure("trained parameters, LoRA and SITE", beside_site),
+                     build=TabBuild("steps", "at most this many training steps", 0, 400, "Fine-tune LoRA"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from icr_app.cli.common import add_method_flags, add_task_args, method_config, tqdm_progress
+from icr_app.core.commandline import add_method_flags, add_task_args, method_config, tqdm_progress
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task
 from icr_app.methods.site import SPEC

@@ -16,6 +16,7 @@ import torch
 
 from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
+from icr_app.core.prefix import PrefixPool
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import answer_text, sample_icl_prompts
 from icr_app.core.scoring import Intervention, LabelError, no_intervention
@@ -23,7 +24,7 @@ from icr_app.core.tasks import Example, Task
 from icr_app.methods.base import Answering, BuildContext, Method
 from icr_app.methods.site.artefact import SiteMeta, SiteTask
 from icr_app.methods.site.inject import inject
-from icr_app.methods.site.train import Examples, Objective, PrefixPool, Scorer, train_theta
+from icr_app.methods.site.train import Examples, Objective, Scorer, train_theta
 from icr_app.methods.state import StatefulMethod, answering_json
 
 
