@@ -8,6 +8,7 @@ import pytest
 import torch
 from gradio_client import Client, handle_file
 from test_icr import hash_encoder
+from tiny import build_state
 
 from icr_app.app import launch
 from icr_app.core.tasks import builtin_task
@@ -141,10 +142,10 @@ def test_site_artefact_from_another_model_is_refused(server, tmp_path):
     from tiny import tiny_lm
 
     from icr_app.methods.site.artefact import save_site
-    from icr_app.methods.site.method import SiteConfig, build_site
+    from icr_app.methods.site.method import SiteConfig
 
     other = tiny_lm(n_layers=2)
-    site = build_site(other, builtin_task("sentiment"), config=SiteConfig(n_prompts=4, n_demos=2, steps=2))
+    site = build_state(other, builtin_task("sentiment"), "site", SiteConfig(n_prompts=4, n_demos=2, steps=2))
     path = save_site(site, tmp_path / "other.safetensors")
     c = Client(server, verbose=False)
     with pytest.raises(Exception, match="tiny-llama@"):

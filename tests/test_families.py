@@ -14,7 +14,7 @@ import pytest
 import torch
 from families import FAMILIES
 from test_icr import hash_encoder
-from tiny import family_lm, tiny_tokenizer
+from tiny import build_state, family_lm, tiny_tokenizer
 from transformers import BloomConfig, BloomForCausalLM
 
 from icr_app.analyses.anchors.compression import compression_experiment, fixed_demo_prompts
@@ -37,7 +37,7 @@ from icr_app.methods.base import Answering
 from icr_app.methods.icr.method import ICR
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import new_router
-from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteTask, build_site
+from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteTask
 from icr_app.methods.zero_shot import ZeroShot
 
 TINY_SITE = SiteConfig(n_prompts=4, n_demos=2, steps=4, batch_size=4, eval_every=2, patience=2, max_examples=20)
@@ -102,7 +102,7 @@ def test_adapter_logits_are_the_models_own(flm):
 
 
 def _zero_site(lm, task) -> SiteTask:
-    site = build_site(lm, task, config=TINY_SITE)
+    site = build_state(lm, task, "site", TINY_SITE)
     site.theta = torch.full_like(site.theta, -torch.inf)  # α = sigmoid(-inf) = 0 exactly
     return site
 

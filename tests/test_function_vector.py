@@ -9,7 +9,7 @@ import pytest
 import torch
 from families import FAMILIES
 from test_task_vector import cancelling_at, no_hooks, tab_view
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.prompts import sample_icl_prompts
@@ -23,7 +23,6 @@ from icr_app.methods.function_vector import (
     FunctionVectorConfig,
     FunctionVectorMeta,
     FunctionVectorMethod,
-    build_function_vector,
     default_top_k,
     indirect_effects,
     mean_head_outputs,
@@ -159,7 +158,7 @@ def test_the_vector_is_added_to_the_block_output_at_the_last_token_only(lm):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_build_shapes_on_every_family(family):
     lm = family_lm(family)
-    fv = build_function_vector(lm, builtin_task("sentiment"), config=TINY, shots=2)
+    fv = build_state(lm, builtin_task("sentiment"), "function-vector", TINY, shots=2)
     assert fv.fv.shape == (lm.model.config.hidden_size,) and fv.aie.shape == (lm.n_layers, lm.n_heads)
     assert fv.meta.layer == lm.n_layers // 3 and fv.meta.top_k == default_top_k(lm) == len(fv.heads)
     assert FunctionVectorMethod(lm, fv).stored_parameters == lm.model.config.hidden_size
@@ -169,7 +168,7 @@ def test_build_shapes_on_every_family(family):
 def test_build_uses_its_top_heads_and_evaluates(lm):
     task = builtin_task("headline-topic")
     cfg = replace(TINY, top_k=3, layer=2)
-    fv = build_function_vector(lm, task, config=cfg, shots=2)
+    fv = build_state(lm, task, "function-vector", cfg, shots=2)
     assert fv.meta.top_k == 3 and fv.meta.layer == 2 and len(set(fv.heads)) == 3
     rest = top_heads(fv.aie, lm.n_layers * lm.n_heads)[3:]
     assert min(fv.aie[h] for h in fv.heads) >= max(fv.aie[h] for h in rest)
@@ -182,7 +181,7 @@ def test_build_uses_its_top_heads_and_evaluates(lm):
 
 def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
     task = builtin_task("sentiment")
-    fv = build_function_vector(lm, task, config=TINY, shots=2)
+    fv = build_state(lm, task, "function-vector", TINY, shots=2)
     back = FunctionVector.load(fv.save(tmp_path / "fv.safetensors"), lm)
     assert torch.equal(back.fv, fv.fv) and torch.equal(back.aie, fv.aie) and back.meta == fv.meta
     assert back.heads == fv.heads
@@ -203,8 +202,8 @@ def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
 def test_no_hooks_remain_after_an_error(lm):
     for stage in ("clean", "indirect"):  # cancelled while reading the clean prompts, then while patching heads
         with pytest.raises(RuntimeError, match="cancelled"):
-            build_function_vector(lm, builtin_task("sentiment"), config=replace(TINY, batch_size=1), shots=2,
-                                  progress=cancelling_at(stage))
+            build_state(lm, builtin_task("sentiment"), "function-vector", replace(TINY, batch_size=1), shots=2,
+                        progress=cancelling_at(stage))
         assert no_hooks(lm)
 
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactModelError
@@ -21,7 +21,6 @@ from icr_app.methods.i2cl.method import (
     I2CL,
     I2CLConfig,
     I2CLState,
-    build_i2cl,
     coefficients,
     context_vectors,
     cosine_with_warmup,
@@ -44,7 +43,7 @@ def with_coef(state: I2CLState, coef: torch.Tensor) -> I2CLState:
 @pytest.fixture(scope="module")
 def built(lm):
     """One short build per task kind, shared by the tests that only read it."""
-    return {name: build_i2cl(lm, builtin_task(name), config=TINY) for name in ("sentiment", "antonyms")}
+    return {name: build_state(lm, builtin_task(name), "i2cl", TINY) for name in ("sentiment", "antonyms")}
 
 
 def assert_zero_shot_exactly(method, queries: list[str]) -> list:
@@ -109,7 +108,7 @@ def test_context_vectors_are_demo_means_at_the_separator(lm, built):
 def test_calibration_lowers_its_loss(lm):
     cfg = replace(TINY, demos_per_class=4, calibration_examples=12, epochs=8)
     for loss in ("labels", "vocabulary"):
-        state = build_i2cl(lm, builtin_task("sentiment"), config=replace(cfg, loss=loss))
+        state = build_state(lm, builtin_task("sentiment"), "i2cl", replace(cfg, loss=loss))
         m = state.meta
         assert m.loss == loss and m.steps == 8 * 3
         assert m.calibrated_loss < m.init_loss - 1e-3, m
@@ -130,15 +129,15 @@ def test_open_task_uses_the_vocabulary_and_progress_sees_both_loops(lm):
         seen.append((desc, len(it)))
         return it
 
-    state = build_i2cl(lm, builtin_task("antonyms"), config=TINY, progress=progress)
+    state = build_state(lm, builtin_task("antonyms"), "i2cl", TINY, progress=progress)
     assert state.meta.loss == "vocabulary" and state.meta.labels == [] and state.meta.n_demos == TINY.open_demos
     assert seen == [("I2CL: context vectors", 1), ("I2CL: calibration", TINY.epochs * 2)]
 
 
 def test_hooks_removed_when_a_build_or_call_raises(lm, built):
     state = built["sentiment"]
-    assert_no_hooks_after_errors(lm, lambda progress: build_i2cl(lm, builtin_task("sentiment"), config=TINY,
-                                                                 progress=progress),
+    assert_no_hooks_after_errors(lm, lambda progress: build_state(lm, builtin_task("sentiment"), "i2cl", TINY,
+                                                                  progress=progress),
                                  "I2CL: calibration", inject(lm, state.vectors, state.coef))
 
 
@@ -174,7 +173,7 @@ def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     assert [t.name for t in fig.data] == ["λ attention", "λ mlp", "β attention", "β mlp"]
     assert list(fig.data[2].y) == back.coef[:, 0, 1].tolist()
     other = tiny_lm(n_layers=2)
-    path = build_i2cl(other, builtin_task("sentiment"), config=replace(TINY, epochs=1)).save(tmp_path / "o")
+    path = build_state(other, builtin_task("sentiment"), "i2cl", replace(TINY, epochs=1)).save(tmp_path / "o")
     assert_refused(lm, path, I2CLState.load, I2CL)
 
 
@@ -196,7 +195,7 @@ def test_every_family(family):
     """Shapes on each family; the identity is zero-shot there too (parallel and normed blocks included)."""
     flm = model_of(family)
     task = builtin_task("sentiment")
-    state = build_i2cl(flm, task, config=replace(TINY, epochs=1))
+    state = build_state(flm, task, "i2cl", replace(TINY, epochs=1))
     hidden = flm.model.config.hidden_size
     assert state.vectors.shape == (flm.n_layers, 2, hidden) and state.coef.shape == (flm.n_layers, 2, 2)
     assert torch.isfinite(state.vectors).all() and torch.isfinite(state.coef).all()

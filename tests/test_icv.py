@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from families import FAMILIES
 from test_i2cl import assert_no_hooks_after_errors, assert_refused, assert_zero_shot_exactly, model_of, tab_view
-from tiny import tiny_lm
+from tiny import build_state, tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.prompts import Template
@@ -24,7 +24,6 @@ from icr_app.methods.icv.method import (
     ICVConfig,
     ICVState,
     _holdout,
-    build_icv,
     inject,
     latent_shifts,
     principal_directions,
@@ -49,7 +48,7 @@ def at(state: ICVState, strength: float, site: str | None = None) -> ICVState:
 
 @pytest.fixture(scope="module")
 def built(lm):
-    return {name: build_icv(lm, builtin_task(name), config=TINY) for name in ("sentiment", "antonyms")}
+    return {name: build_state(lm, builtin_task(name), "icv", TINY) for name in ("sentiment", "antonyms")}
 
 
 @pytest.mark.parametrize("name", ["sentiment", "antonyms"])
@@ -154,12 +153,12 @@ def test_validation_is_held_out_from_the_demonstrations(lm):
     assert len(pool.examples) + len(val.examples) == len(task.examples)
     small = task.subset([0, 1])
     with pytest.raises(ValueError, match="at least 3"):
-        build_icv(lm, small, config=TINY)
+        build_state(lm, small, "icv", TINY)
 
 
 def test_hooks_removed_when_a_build_or_call_raises(lm, built):
-    assert_no_hooks_after_errors(lm, lambda progress: build_icv(lm, builtin_task("sentiment"), config=TINY,
-                                                                progress=progress),
+    assert_no_hooks_after_errors(lm, lambda progress: build_state(lm, builtin_task("sentiment"), "icv", TINY,
+                                                                  progress=progress),
                                  "ICV: choosing λ", inject(lm, built["sentiment"].directions, 0.2))
 
 
@@ -170,7 +169,7 @@ def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     queries = builtin_task("sentiment").inputs[:5]
     assert [p.label_probs for p in ICV(lm, back).predict(queries)] == \
         [p.label_probs for p in ICV(lm, state).predict(queries)]
-    path = build_icv(tiny_lm(n_layers=2), builtin_task("sentiment"), config=TINY).save(tmp_path / "o")
+    path = build_state(tiny_lm(n_layers=2), builtin_task("sentiment"), "icv", TINY).save(tmp_path / "o")
     assert_refused(lm, path, ICVState.load, ICV)
 
 
@@ -179,7 +178,7 @@ def test_every_family(family):
     """Shapes on each family; λ = 0 is zero-shot; both sites keep the norm there too."""
     flm = model_of(family)
     task = builtin_task("sentiment")
-    state = build_icv(flm, task, config=replace(TINY, strengths=[0.0, 0.2]))
+    state = build_state(flm, task, "icv", replace(TINY, strengths=[0.0, 0.2]))
     assert state.directions.shape == (flm.n_layers, flm.model.config.hidden_size)
     torch.testing.assert_close(state.directions.norm(dim=-1), torch.ones(flm.n_layers))
     queries = task.inputs[:4]

@@ -11,7 +11,7 @@ import torch
 from families import FAMILIES
 from peft import set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.scoring import encode, prefill
@@ -22,7 +22,6 @@ from icr_app.methods.lora.method import (
     LoraAdapter,
     LoraConfig,
     LoraMethod,
-    build_lora,
     config_from_json,
     with_adapter,
 )
@@ -33,7 +32,7 @@ TINY = LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience
 
 
 def untrained(lm, task, settings: LoraConfig = TINY) -> LoraAdapter:
-    return build_lora(lm, task, Answering.of(lm, task), replace(settings, steps=0))
+    return build_state(lm, task, "lora", replace(settings, steps=0))
 
 
 def randomised(adapter: LoraAdapter, seed: int = 0) -> LoraAdapter:
@@ -133,7 +132,7 @@ def test_training_lowers_the_loss(lm):
         seen.append(len(it))
         return it
 
-    adapter = build_lora(lm, task, settings=cfg, progress=progress)
+    adapter = build_state(lm, task, "lora", cfg, progress=progress)
     c = adapter.meta.curve
     assert seen == [cfg.steps] and c.best_step > 0 and len(c.train_loss) <= cfg.steps
     assert c.val_loss[c.val_step.index(c.best_step)] < c.val_loss[0]
@@ -157,9 +156,9 @@ def test_shared_model_untouched_after_an_error_mid_training(lm):
             yield x
 
     with pytest.raises(RuntimeError, match="cancelled"):
-        build_lora(lm, builtin_task("sentiment"), settings=TINY, progress=cancel_at_third)
+        build_state(lm, builtin_task("sentiment"), "lora", TINY, progress=cancel_at_third)
     assert untouched(lm, before)
-    build_lora(lm, builtin_task("antonyms"), settings=replace(TINY, lr=1e-2))
+    build_state(lm, builtin_task("antonyms"), "lora", replace(TINY, lr=1e-2))
     assert untouched(lm, before)
 
 
@@ -176,7 +175,7 @@ def test_evaluate_reports_lora_as_a_method(lm):
 
 def test_artefact_round_trip_is_bit_exact(lm, tmp_path):
     task = builtin_task("sentiment")
-    adapter = randomised(build_lora(lm, task, settings=TINY))
+    adapter = randomised(build_state(lm, task, "lora", TINY))
     back = LoraAdapter.load(adapter.save(tmp_path / "a.safetensors"), lm)
     assert back.tensors.keys() == adapter.tensors.keys()
     assert all(torch.equal(back.tensors[k], adapter.tensors[k]) for k in adapter.tensors)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
@@ -20,7 +20,7 @@ from icr_app.methods.base import Answering
 from icr_app.methods.site import train as site_train
 from icr_app.methods.site.artefact import load_site, save_site
 from icr_app.methods.site.inject import inject, mix_at
-from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteTask, _examples, build_site
+from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteTask, _examples
 from icr_app.methods.site.train import Scorer, accumulate_grad, train_theta
 from icr_app.methods.site.view import alpha_heatmap
 from icr_app.methods.zero_shot import ZeroShot
@@ -111,7 +111,7 @@ def test_hooks_removed_when_a_call_raises(lm):
             yield x
 
     with pytest.raises(RuntimeError, match="cancelled"):  # the app cancels by raising inside progress
-        build_site(lm, task, config=TINY, progress=cancel_at_third)
+        build_state(lm, task, "site", TINY, progress=cancel_at_third)
     assert no_hooks_left(lm)
     assert all(torch.equal(a, b) for a, b in zip(before, o_proj_inputs(lm, ["Input: fine\nOutput:"])))
 
@@ -142,7 +142,7 @@ def test_build_trains_alpha_and_evaluates(lm, name):
         seen.append(len(it))
         return it
 
-    site = build_site(lm, task, config=TINY, progress=progress)
+    site = build_state(lm, task, "site", TINY, progress=progress)
     assert site.t.shape == (lm.n_layers, lm.n_heads, lm.head_dim) and site.theta.shape == (lm.n_layers, lm.n_heads)
     assert seen == [1, TINY.steps]  # stage-1 batches, then the training steps
     m = site.meta
@@ -159,15 +159,15 @@ def test_build_trains_alpha_and_evaluates(lm, name):
 def test_training_lowers_the_loss_on_a_learnable_task(lm):
     """With embeddings from the task itself, α should move to cut the held-out first-token loss."""
     cfg = SiteConfig(n_prompts=8, n_demos=3, steps=30, batch_size=8, eval_every=5, patience=10, max_examples=48)
-    site = build_site(lm, builtin_task("sentiment"), config=cfg)
-    zero = build_site(lm, builtin_task("sentiment"), config=replace(cfg, steps=0))
+    site = build_state(lm, builtin_task("sentiment"), "site", cfg)
+    zero = build_state(lm, builtin_task("sentiment"), "site", replace(cfg, steps=0))
     assert site.meta.val_loss < zero.meta.val_loss
     assert not torch.equal(site.theta, torch.zeros_like(site.theta))
 
 
 def test_save_load_round_trip_is_bit_exact(lm, tmp_path):
     task = builtin_task("sentiment")
-    site = build_site(lm, task, config=TINY)
+    site = build_state(lm, task, "site", TINY)
     path = save_site(site, tmp_path / "s.safetensors")
     back = load_site(path, lm)
     assert torch.equal(back.t, site.t) and torch.equal(back.theta, site.theta) and back.meta == site.meta
@@ -277,13 +277,13 @@ def test_shared_first_token_labels_build_with_the_answer_objective_and_not_the_f
     answering = Answering.of(lm, train, labels=task.labels)
     assert not SiteMethod(lm, fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))).label_set.first_token_unique
     cfg = SiteConfig(n_prompts=4, n_demos=3, steps=4, batch_size=8, eval_every=2, patience=2, max_examples=40)
-    site = build_site(lm, train, answering, cfg)
+    site = build_state(lm, train, "site", cfg, answering=answering)
     assert site.meta.objective == "answer" and site.theta.shape == (lm.n_layers, lm.n_heads)
     zs = ZeroShot(lm, Answering.of(lm, train)).predict(test.inputs, batch_size=3)  # the fake task's label order
     off = SiteMethod(lm, fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))).predict(test.inputs, batch_size=3)
     assert [p.label_probs for p in off] == [p.label_probs for p in zs]
     with pytest.raises(LabelError, match="share their first token"):
-        build_site(lm, train, answering, replace(cfg, objective="first-token"))
+        build_state(lm, train, "site", replace(cfg, objective="first-token"), answering=answering)
 
 
 RENAMED = {"sports": "new york", "business": "new jersey", "science": "boston", "politics": "boston red sox"}

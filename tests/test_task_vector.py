@@ -8,7 +8,7 @@ import pytest
 import torch
 from families import FAMILIES
 from test_i2cl import tab_view
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.capture import blocks, last_token_states
@@ -24,7 +24,6 @@ from icr_app.methods.task_vector import (
     TaskVectorMeta,
     TaskVectorMethod,
     best_layer,
-    build_task_vector,
     holdout,
 )
 from icr_app.methods.task_vector_panel import layer_figure
@@ -88,7 +87,7 @@ def test_fast_sweep_equals_patching_the_full_prompt(family, task_name):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_build_shapes_on_every_family(family):
     lm = family_lm(family)
-    tv = build_task_vector(lm, builtin_task("sentiment"), config=TINY, shots=2)
+    tv = build_state(lm, builtin_task("sentiment"), "task-vector", TINY, shots=2)
     assert tv.theta.shape == (lm.model.config.hidden_size,)
     assert tv.layer_accuracy.shape == tv.layer_gold_prob.shape == (lm.n_layers,)
     assert 0 <= tv.meta.layer < lm.n_layers and tv.meta.n_val == 6 and tv.meta.n_demos == 2
@@ -139,7 +138,7 @@ def test_chosen_layer_is_the_one_inference_confirms(lm):
     and no block scores better."""
     task = builtin_task("headline-topic")
     answering = Answering.of(lm, task)
-    tv = build_task_vector(lm, task, answering, TINY, shots=2)
+    tv = build_state(lm, task, "task-vector", TINY, answering=answering, shots=2)
     _, val = holdout(task, TINY.val_size, seed=0)
     method = TaskVectorMethod(lm, tv)
     preds = method.predict([e.input for e in val], batch_size=4)
@@ -148,7 +147,7 @@ def test_chosen_layer_is_the_one_inference_confirms(lm):
     assert accuracy == pytest.approx(float(tv.layer_accuracy[tv.meta.layer]))
     assert sum(gold_probs) / len(val) == pytest.approx(float(tv.layer_gold_prob[tv.meta.layer]), abs=1e-5)
     assert tv.meta.layer == best_layer(tv.layer_accuracy, tv.layer_gold_prob)
-    fixed = build_task_vector(lm, task, answering, replace(TINY, layer=0), shots=2)
+    fixed = build_state(lm, task, "task-vector", replace(TINY, layer=0), answering=answering, shots=2)
     assert fixed.meta.layer == 0 and torch.equal(fixed.layer_accuracy, tv.layer_accuracy)
 
 
@@ -161,7 +160,7 @@ def test_best_layer_breaks_ties_by_gold_probability():
 
 def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
     task = builtin_task("sentiment")
-    tv = build_task_vector(lm, task, config=TINY, shots=2)
+    tv = build_state(lm, task, "task-vector", TINY, shots=2)
     back = TaskVector.load(tv.save(tmp_path / "tv.safetensors"), lm)
     for name in ("theta", "layer_accuracy", "layer_gold_prob"):
         assert torch.equal(getattr(back, name), getattr(tv, name))
@@ -195,8 +194,8 @@ def cancelling_at(stage: str):
 @pytest.mark.parametrize("stage", ["prompts", "sweep"])
 def test_no_hooks_remain_after_an_error(lm, stage):
     with pytest.raises(RuntimeError, match="cancelled"):
-        build_task_vector(lm, builtin_task("sentiment"), config=replace(TINY, batch_size=1), shots=2,
-                          progress=cancelling_at(stage))
+        build_state(lm, builtin_task("sentiment"), "task-vector", replace(TINY, batch_size=1), shots=2,
+                    progress=cancelling_at(stage))
     assert no_hooks(lm)
     tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.ones(64))
     with pytest.raises(RuntimeError, match="mid-way"):

@@ -50,3 +50,14 @@ def family_lm(family: str, seed: int = 0, n_layers: int = 4) -> LoadedModel:
 
     tok = tiny_tokenizer()
     return wrap(f"tiny-{family}", owned(tiny_model(family, tok, seed=seed, n_layers=n_layers)), tok)
+
+
+def build_state(lm: LoadedModel, task, name: str, config, **context):
+    """What method `name` learns from `task` (its built state), built the one way every caller builds it
+    (`methods.build_method`), raising what the method's builder raised."""
+    from icr_app.methods import BuildError, build_method
+
+    try:
+        return build_method(lm, task, name, config, **context).state
+    except BuildError as err:
+        raise err.cause from None

@@ -46,7 +46,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos, sample_icl_prompts
 from icr_app.core.tasks import Example, Task
-from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods.base import BuildContext, Method
 from icr_app.methods.last_token import (
     LastTokenEdit,
     LastTokenVector,
@@ -173,13 +173,10 @@ def site_overlap(heads: list[tuple[int, int]], site_alpha: torch.Tensor) -> list
     return sorted(set(heads) & set(top_heads(site_alpha, len(heads))))
 
 
-def build_function_vector(lm: LoadedModel, train: Task, answering: Answering | None = None,
-                          config: FunctionVectorConfig | None = None, shots: int = 10, seed: int = 0,
-                          progress: Progress = no_progress) -> FunctionVector:
+def build(ctx: BuildContext, cfg: FunctionVectorConfig) -> FunctionVectorMethod:
     """Mean head outputs on clean prompts, their indirect effects on shuffled-label ones, the top-k heads' sum."""
+    lm, train, answering, shots, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.shots, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    cfg = config or FunctionVectorConfig()
-    answering = answering or Answering.of(lm, train)
     base = Method(lm, answering)
     n_demos = min(cfg.n_demos or shots, len(train.examples) - 1)  # a small split leaves fewer to show
     layer = lm.n_layers // 3 if cfg.layer < 0 else cfg.layer
@@ -194,7 +191,7 @@ def build_function_vector(lm: LoadedModel, train: Task, answering: Answering | N
     meta = FunctionVectorMeta(task=train.name, **answering_json(answering), layer=layer, top_k=k,
                               n_prompts=cfg.n_prompts, n_corrupted=cfg.n_corrupted, n_demos=n_demos,
                               build_s=time.perf_counter() - t0, seed=seed)
-    return FunctionVector(fv, aie, meta, lm.fingerprint)
+    return FunctionVectorMethod(lm, FunctionVector(fv, aie, meta, lm.fingerprint))
 
 
 def add_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -207,10 +204,6 @@ class FunctionVectorMethod(LastTokenEdit):
     STATE = FunctionVector
     edit = staticmethod(add_last)
 
-
-def build(ctx: BuildContext, config: FunctionVectorConfig) -> FunctionVectorMethod:
-    return FunctionVectorMethod(ctx.lm, build_function_vector(ctx.lm, ctx.train, ctx.answering, config, ctx.shots,
-                                                              ctx.seed, ctx.progress))
 
 
 SPEC = stateful_spec(

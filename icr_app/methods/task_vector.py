@@ -39,7 +39,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.tasks import Example, Task
-from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods.base import BuildContext, Method
 from icr_app.methods.last_token import (
     LastTokenEdit,
     LastTokenVector,
@@ -120,13 +120,10 @@ def best_layer(accuracy: torch.Tensor, gold_prob: torch.Tensor) -> int:
     return int(torch.where(top, gold_prob, torch.full_like(gold_prob, -1.0)).argmax())
 
 
-def build_task_vector(lm: LoadedModel, train: Task, answering: Answering | None = None,
-                      config: TaskVectorConfig | None = None, shots: int = 10, seed: int = 0,
-                      progress: Progress = no_progress) -> TaskVector:
+def build(ctx: BuildContext, cfg: TaskVectorConfig) -> TaskVectorMethod:
     """Average the prompts' last-token states at every block, sweep the blocks on held-out queries, keep the best."""
+    lm, train, answering, shots, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.shots, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    cfg = config or TaskVectorConfig()
-    answering = answering or Answering.of(lm, train)
     base = Method(lm, answering)
     source, val = holdout(train, cfg.val_size, seed)
     n_demos = min(cfg.n_demos or shots, len(source.examples) - 1)  # a small split leaves fewer to show
@@ -141,7 +138,8 @@ def build_task_vector(lm: LoadedModel, train: Task, answering: Answering | None 
     meta = TaskVectorMeta(task=train.name, **answering_json(answering), layer=layer, n_prompts=cfg.n_prompts,
                           n_demos=n_demos, n_val=len(val), zero_shot_val_accuracy=float(accuracy[-1]),
                           build_s=time.perf_counter() - t0, seed=seed)
-    return TaskVector(states[layer].clone(), accuracy[:-1].clone(), gold_prob[:-1].clone(), meta, lm.fingerprint)
+    state = TaskVector(states[layer].clone(), accuracy[:-1].clone(), gold_prob[:-1].clone(), meta, lm.fingerprint)
+    return TaskVectorMethod(lm, state)
 
 
 class TaskVectorMethod(LastTokenEdit):
@@ -149,10 +147,6 @@ class TaskVectorMethod(LastTokenEdit):
     STATE = TaskVector
     edit = staticmethod(replace_last)
 
-
-def build(ctx: BuildContext, config: TaskVectorConfig) -> TaskVectorMethod:
-    return TaskVectorMethod(ctx.lm, build_task_vector(ctx.lm, ctx.train, ctx.answering, config, ctx.shots, ctx.seed,
-                                                      ctx.progress))
 
 
 SPEC = stateful_spec(

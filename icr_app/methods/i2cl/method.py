@@ -52,7 +52,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.scoring import Intervention, encode, first_token_id, prefill
-from icr_app.core.tasks import Example, Task
+from icr_app.core.tasks import Example
 from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import Answering, BuildContext
 from icr_app.methods.i2cl.artefact import MODULES, I2CLMeta, I2CLState
@@ -195,12 +195,10 @@ def _calibration_candidates(lm: LoadedModel, answering: Answering, cfg: I2CLConf
     return list(dict.fromkeys(first_token_id(lm, lab) for lab in answering.labels))
 
 
-def build_i2cl(lm: LoadedModel, train: Task, answering: Answering | None = None, config: I2CLConfig | None = None,
-               seed: int = 0, progress: Progress = no_progress) -> I2CLState:
+def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CL:
     """Context vectors from the demonstrations, then calibration; `progress` wraps both loops."""
+    lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    cfg = config or I2CLConfig()
-    answering = answering or Answering.of(lm, train)
     classification = answering.kind == "classification"
     rng = random.Random(seed)
     n_demos = cfg.demos_per_class * len(answering.labels) if classification else cfg.open_demos
@@ -219,7 +217,7 @@ def build_i2cl(lm: LoadedModel, train: Task, answering: Answering | None = None,
         steps=steps, loss="labels" if loss.candidates is not None else "vocabulary", zero_shot_loss=zero_shot_loss,
         init_loss=init_loss, calibrated_loss=loss.mean(vectors, coef), build_s=time.perf_counter() - t0, seed=seed,
     )
-    return I2CLState(vectors=vectors, coef=coef, meta=meta, fingerprint=lm.fingerprint)
+    return I2CL(lm, I2CLState(vectors=vectors, coef=coef, meta=meta, fingerprint=lm.fingerprint))
 
 
 class I2CL(StatefulMethod):
@@ -232,6 +230,3 @@ class I2CL(StatefulMethod):
     def intervention(self, queries: list[str]) -> Intervention:
         return inject(self.lm, self.state.vectors, self.state.coef)
 
-
-def build(ctx: BuildContext, config: I2CLConfig) -> I2CL:
-    return I2CL(ctx.lm, build_i2cl(ctx.lm, ctx.train, ctx.answering, config, ctx.seed, ctx.progress))

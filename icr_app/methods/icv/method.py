@@ -44,7 +44,7 @@ from icr_app.core.prompts import Template, answer_text, sample_demos
 from icr_app.core.scoring import Intervention, first_token_id, no_intervention
 from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor, with_main
-from icr_app.methods.base import Answering, BuildContext, is_correct
+from icr_app.methods.base import BuildContext, is_correct
 from icr_app.methods.icv.artefact import ICVMeta, ICVState
 from icr_app.methods.state import StatefulMethod, answering_json
 
@@ -160,14 +160,12 @@ def validation_score(method: ICV, val: Task) -> tuple[float, float]:
     return accuracy, tiebreak
 
 
-def build_icv(lm: LoadedModel, train: Task, answering: Answering | None = None, config: ICVConfig | None = None,
-              seed: int = 0, progress: Progress = no_progress) -> ICVState:
+def build(ctx: BuildContext, cfg: ICVConfig) -> ICV:
     """Directions from the demonstrations, then λ from the sweep on the validation part."""
+    lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    cfg = config or ICVConfig()
     if not cfg.strengths:
         raise ValueError("ICV needs at least one strength to try")
-    answering = answering or Answering.of(lm, train)
     pool, val = _holdout(train, cfg, seed)
     demos = sample_demos(pool, cfg.n_demos, random.Random(seed))
     directions = principal_directions(latent_shifts(lm, demos, answering.template, progress), cfg.direction)
@@ -181,8 +179,5 @@ def build_icv(lm: LoadedModel, train: Task, answering: Answering | None = None, 
         meta.sweep.append({"strength": float(strength), "accuracy": accuracy, "tiebreak": tiebreak})
     best = max(meta.sweep, key=lambda r: (r["accuracy"], r["tiebreak"], -r["strength"]))
     meta.strength, meta.build_s = best["strength"], time.perf_counter() - t0
-    return ICVState(directions=directions, meta=meta, fingerprint=lm.fingerprint)
+    return ICV(lm, ICVState(directions=directions, meta=meta, fingerprint=lm.fingerprint))
 
-
-def build(ctx: BuildContext, config: ICVConfig) -> ICV:
-    return ICV(ctx.lm, build_icv(ctx.lm, ctx.train, ctx.answering, config, ctx.seed, ctx.progress))

@@ -45,7 +45,7 @@ from icr_app.core.artefacts import ArtefactError
 from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.tasks import Example, Task, split
-from icr_app.methods.base import Answering, BuildContext, Method, Prediction
+from icr_app.methods.base import BuildContext, Method, Prediction
 from icr_app.methods.lora.artefact import LoraAdapter, LoraMeta, config_from_json, config_json
 from icr_app.methods.lora.config import LoraConfig
 from icr_app.methods.lora.train import AnswerSet, set_dropout, train_adapter
@@ -107,12 +107,10 @@ def holdout(train: Task, settings: LoraConfig, seed: int) -> tuple[list[Example]
     return list(fit.examples), list(val.examples)
 
 
-def build_lora(lm: LoadedModel, train: Task, answering: Answering | None = None,
-               settings: LoraConfig | None = None, seed: int = 0, progress: Progress = no_progress) -> LoraAdapter:
+def build(ctx: BuildContext, s: LoraConfig) -> LoraMethod:
     """Train an adapter on a task's examples in a private copy of the model; `progress` wraps the steps."""
+    lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    s = settings or LoraConfig()
-    answering = answering or Answering.of(lm, train)
     fit, val = holdout(train, s, seed)
     config = peft_config(lm, s)
     private, peft_model = with_adapter(lm, config, seed)
@@ -124,7 +122,7 @@ def build_lora(lm: LoadedModel, train: Task, answering: Answering | None = None,
                     build_s=time.perf_counter() - t0, seed=seed)
     # peft records where the weights came from (a local cache path here): name the model instead
     peft = config_json(peft_model.peft_config["default"]) | {"base_model_name_or_path": lm.name}
-    return LoraAdapter(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint)
+    return LoraMethod(lm, LoraAdapter(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint))
 
 
 class LoraMethod(StatefulMethod):
@@ -146,6 +144,3 @@ class LoraMethod(StatefulMethod):
                 ) -> list[Prediction]:
         return self.tuned.predict(queries, batch_size, progress)
 
-
-def build(ctx: BuildContext, settings: LoraConfig) -> LoraMethod:
-    return LoraMethod(ctx.lm, build_lora(ctx.lm, ctx.train, ctx.answering, settings, ctx.seed, ctx.progress))

@@ -8,17 +8,17 @@ from functools import partial
 from icr_app.core.commandline import add_method_flags, add_task_args, method_config, tqdm_progress
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task
+from icr_app.methods import build_method
 from icr_app.methods.site import SPEC
-from icr_app.methods.site.artefact import save_site
-from icr_app.methods.site.method import build_site
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
     lm = load_model(args.model)
-    site = build_site(lm, task, config=method_config(args, SPEC), seed=args.seed,
-                      progress=partial(tqdm_progress, desc="site"))
-    save_site(site, args.out)
+    method = build_method(lm, task, "site", method_config(args, SPEC), seed=args.seed,
+                          progress=partial(tqdm_progress, desc="site"))
+    method.save(args.out)
+    site = method.state
     m = site.meta
     print(f"SITE task '{m.task}' for {site.fingerprint}: M={m.n_prompts} N={m.n_demos}, {m.steps} steps "
           f"(best at {m.best_step}), train loss {m.train_loss:.3f}, val loss {m.val_loss:.3f}, "
