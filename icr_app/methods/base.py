@@ -166,7 +166,7 @@ class Method:
 
 
 def is_correct(pred: Prediction, target: str) -> bool:
-    """Label match for classification, DESIGN.md's prefix exact match for open tasks."""
+    """Label match for classification, docs/scoring.md's prefix exact match for open tasks."""
     if pred.label_probs is not None:
         return pred.prediction == target
     return exact_match(pred.generated, target)
