@@ -1,7 +1,9 @@
 """README's "Contributing: adding a method", as a test: a method is its own module plus one registry entry, and
-the `eval` flags, the app's method list and its Evaluate tab pick it up from the registry alone."""
+the `eval` flags, the app's method list, its Evaluate tab and the benchmarks pick it up from the registry alone."""
 
+import importlib.util
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import gradio as gr
 import pytest
@@ -66,3 +68,12 @@ def test_a_registered_method_is_in_the_apps_lists_and_evaluate_tab(registered, l
     assert ("echo", "echo") in groups["methods"]  # the Evaluate tab's
     panels = [block for block in demo.blocks.values() if isinstance(block, gr.Plot)]
     assert any(block.label == "echo label probabilities" for block in panels)
+
+
+def test_the_benchmarks_read_the_registry(registered):
+    path = Path(__file__).resolve().parents[1] / "bench" / "methods_table.py"
+    spec = importlib.util.spec_from_file_location("methods_table_fresh", path)
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    assert table.METHODS.split(",") == list(REGISTRY)
+    assert "echo" in table.METHODS.split(",")
