@@ -31,8 +31,8 @@ from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import Task, load_task, make_task
 from icr_app.methods import REGISTRY as METHODS
-from icr_app.methods import BuildError, build_method, entry_config, load_method
-from icr_app.methods.base import Method, MethodSpec, Prediction
+from icr_app.methods import build_method, entry_config, load_method
+from icr_app.methods.base import BuildError, Method, MethodSpec, Prediction
 
 Examples = Task | str | Path | Iterable[tuple[str, str]]
 """What a method learns from: (input, output) pairs, a task file (CSV, TSV, JSON, JSONL), a built-in task's name,

@@ -18,9 +18,9 @@ from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template
 from icr_app.core.scoring import first_token_id
 from icr_app.core.tasks import Task, split
-from icr_app.methods import BuildError, build_method, parse_entry
-from icr_app.methods.base import Answering, Method, Prediction, is_correct
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods import build_method, parse_entry
+from icr_app.methods.base import Answering, BuildError, Method, Prediction, is_correct
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 
 @dataclass
@@ -105,7 +105,7 @@ def score_interleaved(methods: dict[str, Method], test: Task, batch_size: int, p
 
 def warm_up(lm: LoadedModel, answering: Answering, queries: list[str], batch_size: int) -> None:
     """One untimed zero-shot batch: the first forward passes of a process pay one-off costs."""
-    ZeroShot(lm, answering).predict(queries[:batch_size], batch_size=batch_size)
+    ZeroShotMethod(lm, answering).predict(queries[:batch_size], batch_size=batch_size)
 
 
 def evaluate(

@@ -29,8 +29,8 @@ from icr_app.core.paths import ASSETS, resolve
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task
-from icr_app.methods import REGISTRY, BuildError, build_method
-from icr_app.methods.base import Method, Prediction
+from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.base import BuildError, Method, Prediction
 
 PREBUILT = ASSETS / "prebuilt"
 VIEWS = "views.json"
@@ -98,7 +98,7 @@ def is_builtin(task: Task) -> bool:
     return task.name in builtin_names() and task == builtin_task(task.name)
 
 
-def answering(lm: LoadedModel, task: Task, name: str, shots: int = SHOTS, seed: int = SEED) -> Method:
+def instant_method(lm: LoadedModel, task: Task, name: str, shots: int = SHOTS, seed: int = SEED) -> Method:
     """Method `name`, one that needs no build (zero-shot, few-shot, ICR), made for answering on `task`."""
     return build_method(lm, task, name, seed=seed, shots=shots)
 
@@ -129,7 +129,7 @@ def compute_answers(lm: LoadedModel, task: Task, methods: dict[str, Method]) -> 
     query, answers = example_query(task.name), {}
     for name, spec in REGISTRY.items():
         try:
-            method = answering(lm, task, name) if spec.instant else methods.get(name)
+            method = instant_method(lm, task, name) if spec.instant else methods.get(name)
             if method is not None:
                 answers[name] = asdict(timed_answer(method, query))
         except Exception as err:  # a method that cannot serve the task ships no answer; the app says why

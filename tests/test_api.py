@@ -42,6 +42,15 @@ def test_wrap_leaves_the_model_as_it_was_through_a_build_and_answers():
     assert not model.training
 
 
+def test_the_users_attention_comes_back_when_a_call_raises():
+    model, tok = users_model()
+    lm = icl.wrap(model, tok)
+    with pytest.raises(RuntimeError, match="inside"), lm.lock, lm.lock:
+        assert model.config._attn_implementation == ATTENTION
+        raise RuntimeError("inside")
+    assert model.config._attn_implementation == "eager"
+
+
 def test_build_predict_save_load_on_pairs(tmp_path):
     model, tok = users_model()
     lm = icl.wrap(model, tok)

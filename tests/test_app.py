@@ -81,16 +81,16 @@ def test_answers_follow_the_session_task(server):
 def test_icr_panel_routes_and_shows_its_maps(server, lm, router):
     """The ICR panel answers with the routed model: its label probabilities are the router's, not zero-shot's."""
     from icr_app.methods.base import Answering
-    from icr_app.methods.icr.method import ICR
-    from icr_app.methods.zero_shot import ZeroShot
+    from icr_app.methods.icr.method import ICRMethod
+    from icr_app.methods.zero_shot import ZeroShotMethod
 
     c = _client(server, "sentiment")
     md, fig, prompt = c.predict("a dull and noisy film", 4, 0, SHOWN, api_name="/answer_icr")
     assert prompt == "Input: a dull and noisy film\nOutput:"
     shown = dict(zip(_plot(fig)["data"][0]["y"], _plot(fig)["data"][0]["x"]))  # label -> probability
     answering = Answering.of(lm, builtin_task("sentiment"))
-    routed = ICR(lm, answering, router).predict(["a dull and noisy film"])[0].label_probs
-    plain = ZeroShot(lm, answering).predict(["a dull and noisy film"])[0].label_probs
+    routed = ICRMethod(lm, answering, router).predict(["a dull and noisy film"])[0].label_probs
+    plain = ZeroShotMethod(lm, answering).predict(["a dull and noisy film"])[0].label_probs
     assert shown == pytest.approx(routed, abs=1e-6) and routed != pytest.approx(plain, abs=5e-3)
     alpha, gamma = c.predict("a dull and noisy film", api_name="/icr_maps")
     assert len(_plot(alpha)["data"][0]["z"]) == len(router.layers)
@@ -272,16 +272,16 @@ def test_an_answer_that_needs_no_build_is_computed_once_per_model(lm, monkeypatc
     from icr_app.app.answers import predict_one
     from icr_app.app.context import AppContext
     from icr_app.methods.base import Answering
-    from icr_app.methods.few_shot import FewShot
+    from icr_app.methods.few_shot import FewShotMethod
 
     calls = []
-    real = FewShot.predict
-    monkeypatch.setattr(FewShot, "predict", lambda self, queries: calls.append(queries) or real(self, queries))
+    real = FewShotMethod.predict
+    monkeypatch.setattr(FewShotMethod, "predict", lambda self, queries: calls.append(queries) or real(self, queries))
     ctx, task = AppContext(lm), builtin_task("sentiment")
     first = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
     again = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
     assert again is first and len(calls) == 1 and not first.shipped
-    assert real(FewShot(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first.prediction
+    assert real(FewShotMethod(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first.prediction
     predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 1)
     ctx.lm = tiny_lm(n_layers=2)
     predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
@@ -348,7 +348,7 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     shipped = {name: predict_one(ctx, name, task, built, query, 10, 0) for name in SHOWN}
     assert calls == [] and not icr_method._ROUTERS  # nothing computed, not even the ICR router loaded
     for name, answer in shipped.items():
-        fresh = prebuilt.timed_answer(built.get(name) or prebuilt.answering(lm, task, name), query)
+        fresh = prebuilt.timed_answer(built.get(name) or prebuilt.instant_method(lm, task, name), query)
         assert answer.shipped and not fresh.shipped, name
         assert answer.prediction.prediction == fresh.prediction.prediction, name
         assert answer.prediction.label_probs == pytest.approx(fresh.prediction.label_probs, abs=1e-5), name

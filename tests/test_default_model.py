@@ -7,8 +7,8 @@ import pytest
 from icr_app.core.tasks import builtin_task, split
 from icr_app.methods import build_method
 from icr_app.methods.base import Answering, is_correct
-from icr_app.methods.few_shot import FewShot
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.few_shot import FewShotMethod
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 pytestmark = pytest.mark.slow
 
@@ -24,12 +24,12 @@ def test_default_model_answers(real_lm):
     the label set gives probability distributions."""
     train, test = split(builtin_task("country-capital"), 8, seed=0)
     answering = Answering.of(real_lm, train)
-    preds = FewShot(real_lm, answering, train, shots=5).predict(["France", "Japan"])
+    preds = FewShotMethod(real_lm, answering, train, shots=5).predict(["France", "Japan"])
     assert [p.prediction for p in preds] == ["Paris", "Tokyo"]
-    few = FewShot(real_lm, answering, train, shots=5).predict(test.inputs)
+    few = FewShotMethod(real_lm, answering, train, shots=5).predict(test.inputs)
     assert sum(is_correct(p, y) for p, y in zip(few, test.outputs)) >= 6
     train, test = split(builtin_task("sentiment"), 8, seed=0)
-    probs = [p.label_probs for p in ZeroShot(real_lm, Answering.of(real_lm, train)).predict(test.inputs)]
+    probs = [p.label_probs for p in ZeroShotMethod(real_lm, Answering.of(real_lm, train)).predict(test.inputs)]
     assert all(abs(sum(d.values()) - 1) < 1e-5 for d in probs)
 
 

@@ -34,11 +34,11 @@ from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
-from icr_app.methods.icr.method import ICR
+from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import new_router
-from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteTask
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteState
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY_SITE = SiteConfig(n_prompts=4, n_demos=2, steps=4, batch_size=4, eval_every=2, patience=2, max_examples=20)
 
@@ -101,7 +101,7 @@ def test_adapter_logits_are_the_models_own(flm):
             cfg.final_logit_softcapping = None
 
 
-def _zero_site(lm, task) -> SiteTask:
+def _zero_site(lm, task) -> SiteState:
     site = build_state(lm, task, "site", TINY_SITE)
     site.theta = torch.full_like(site.theta, -torch.inf)  # α = sigmoid(-inf) = 0 exactly
     return site
@@ -112,7 +112,7 @@ def test_site_alpha_zero_is_zero_shot_exactly(flm, task_name):
     task = builtin_task(task_name)
     train, test = split(task, 6, seed=0)
     site = _zero_site(flm, train)
-    zs = ZeroShot(flm, Answering.of(flm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
+    zs = ZeroShotMethod(flm, Answering.of(flm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
     st = SiteMethod(flm, site).predict(test.inputs, batch_size=3)
     assert [p.label_probs for p in st] == [p.label_probs for p in zs]
     assert [p.generated for p in st] == [p.generated for p in zs]
@@ -141,9 +141,9 @@ def test_icr_untrained_router_is_the_plain_model_and_a_trained_one_routes(flm, s
     layers = [flm.n_layers - 2, flm.n_layers - 1]
     answering = Answering.of(flm, sentiment)
     queries = sentiment.inputs[:4]
-    plain = [p.label_probs for p in ZeroShot(flm, answering).predict(queries)]
+    plain = [p.label_probs for p in ZeroShotMethod(flm, answering).predict(queries)]
     zero = new_router(flm, pids, 32, layers=layers, encoder=hash_encoder)
-    assert [p.label_probs for p in ICR(flm, answering, zero).predict(queries)] == pytest.approx(plain, abs=1e-6)
+    assert [p.label_probs for p in ICRMethod(flm, answering, zero).predict(queries)] == pytest.approx(plain, abs=1e-6)
     moved = new_router(flm, pids, 32, layers=layers, encoder=hash_encoder)
     torch.nn.init.normal_(moved.net.alpha_mlp[-1].weight, std=20.0)
     enc = encode(flm, [answering.template.zero_shot(x) for x in queries])

@@ -18,8 +18,8 @@ from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.base import Answering
 from icr_app.methods.i2cl.method import (
-    I2CL,
     I2CLConfig,
+    I2CLMethod,
     I2CLState,
     coefficients,
     context_vectors,
@@ -27,7 +27,7 @@ from icr_app.methods.i2cl.method import (
     inject,
 )
 from icr_app.methods.i2cl.view import coefficient_figure
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=2, batch_size=4)
 
@@ -48,7 +48,7 @@ def built(lm):
 
 def assert_zero_shot_exactly(method, queries: list[str]) -> list:
     """The method answers exactly as zero-shot with the same answering (prompts, generations, probabilities)."""
-    zs = ZeroShot(method.lm, method.answering).predict(queries, batch_size=3)
+    zs = ZeroShotMethod(method.lm, method.answering).predict(queries, batch_size=3)
     same = method.predict(queries, batch_size=3)
     assert [p.prompt for p in same] == [p.prompt for p in zs]
     assert [p.generated for p in same] == [p.generated for p in zs]
@@ -60,9 +60,9 @@ def assert_zero_shot_exactly(method, queries: list[str]) -> list:
 def test_identity_coefficients_are_zero_shot_exactly(lm, built, name):
     _, test = split(builtin_task(name), 8, seed=0)
     identity = with_coef(built[name], coefficients(lm.n_layers, 0.0, 1.0))
-    zs = assert_zero_shot_exactly(I2CL(lm, identity), test.inputs)
+    zs = assert_zero_shot_exactly(I2CLMethod(lm, identity), test.inputs)
     if name == "sentiment":  # the identity test means something: other coefficients do change the answers
-        moved = I2CL(lm, with_coef(built[name], coefficients(lm.n_layers, 1.0, 0.5))).predict(test.inputs)
+        moved = I2CLMethod(lm, with_coef(built[name], coefficients(lm.n_layers, 1.0, 0.5))).predict(test.inputs)
         assert [p.label_probs for p in moved] != [p.label_probs for p in zs]
     assert no_hooks(lm)
 
@@ -167,14 +167,14 @@ def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     back = I2CLState.load(state.save(tmp_path / "i.safetensors"), lm)
     assert torch.equal(back.vectors, state.vectors) and torch.equal(back.coef, state.coef) and back.meta == state.meta
     queries = builtin_task("sentiment").inputs[:5]
-    assert [p.label_probs for p in I2CL(lm, back).predict(queries)] == \
-        [p.label_probs for p in I2CL(lm, state).predict(queries)]
+    assert [p.label_probs for p in I2CLMethod(lm, back).predict(queries)] == \
+        [p.label_probs for p in I2CLMethod(lm, state).predict(queries)]
     fig = coefficient_figure(back)
     assert [t.name for t in fig.data] == ["λ attention", "λ mlp", "β attention", "β mlp"]
     assert list(fig.data[2].y) == back.coef[:, 0, 1].tolist()
     other = tiny_lm(n_layers=2)
     path = build_state(other, builtin_task("sentiment"), "i2cl", replace(TINY, epochs=1)).save(tmp_path / "o")
-    assert_refused(lm, path, I2CLState.load, I2CL)
+    assert_refused(lm, path, I2CLState.load, I2CLMethod)
 
 
 def assert_refused(lm, path, load, method) -> None:
@@ -200,7 +200,7 @@ def test_every_family(family):
     assert state.vectors.shape == (flm.n_layers, 2, hidden) and state.coef.shape == (flm.n_layers, 2, 2)
     assert torch.isfinite(state.vectors).all() and torch.isfinite(state.coef).all()
     queries = task.inputs[:4]
-    assert_zero_shot_exactly(I2CL(flm, with_coef(state, coefficients(flm.n_layers, 0.0, 1.0))), queries)
+    assert_zero_shot_exactly(I2CLMethod(flm, with_coef(state, coefficients(flm.n_layers, 0.0, 1.0))), queries)
     assert no_hooks(flm)
 
 
@@ -240,12 +240,13 @@ def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):
     from icr_app.methods.i2cl.panel import build_tab
 
     view = tab_view(lm, build_tab, "i2cl_view")
-    assert view({}, None) == (None, not_built(I2CL), None)
+    assert view({}, None) == (None, not_built(I2CLMethod), None)
     state = built["sentiment"]
-    fig, info, path = view({"i2cl": I2CL(lm, state)}, None)
+    fig, info, path = view({"i2cl": I2CLMethod(lm, state)}, None)
     assert "sentiment" in info and f"{state.meta.steps} steps" in info
     assert list(fig.data[0].y) == state.coef[:, 0, 0].tolist()
     back = REGISTRY["i2cl"].load(path, lm)
     assert torch.equal(back.state.coef, state.coef) and torch.equal(back.state.vectors, state.vectors)
     assert back.build_s == state.meta.build_s
-    assert view({"i2cl": I2CL(tiny_lm(), state)}, None)[1] == not_built(I2CL)  # built for a model since switched
+    # built for a model since switched
+    assert view({"i2cl": I2CLMethod(tiny_lm(), state)}, None)[1] == not_built(I2CLMethod)

@@ -20,8 +20,8 @@ from icr_app.core.trace import Trace, main_tensor
 from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.icv.method import (
-    ICV,
     ICVConfig,
+    ICVMethod,
     ICVState,
     _holdout,
     inject,
@@ -32,7 +32,7 @@ from icr_app.methods.icv.method import (
     validation_score,
 )
 from icr_app.methods.icv.view import sweep_figure
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = ICVConfig(n_demos=4, val_examples=6, strengths=[0.0, 0.1, 0.5])
 
@@ -55,9 +55,9 @@ def built(lm):
 def test_strength_zero_is_zero_shot_exactly(lm, built, name):
     _, test = split(builtin_task(name), 8, seed=0)
     state = built[name]
-    zs = assert_zero_shot_exactly(ICV(lm, at(state, 0.0)), test.inputs)
+    zs = assert_zero_shot_exactly(ICVMethod(lm, at(state, 0.0)), test.inputs)
     if name == "sentiment":  # and a real strength does change the answers
-        moved = ICV(lm, at(state, 0.5)).predict(test.inputs)
+        moved = ICVMethod(lm, at(state, 0.5)).predict(test.inputs)
         assert [p.label_probs for p in moved] != [p.label_probs for p in zs]
     assert no_hooks(lm)
 
@@ -137,10 +137,10 @@ def test_sweep_scores_each_strength_and_picks_the_best(lm, built):
     m = state.meta
     assert [r["strength"] for r in m.sweep] == TINY.strengths and m.n_val == TINY.val_examples
     for row in m.sweep:
-        assert (row["accuracy"], row["tiebreak"]) == validation_score(ICV(lm, at(state, row["strength"])), val)
+        assert (row["accuracy"], row["tiebreak"]) == validation_score(ICVMethod(lm, at(state, row["strength"])), val)
     best = max(m.sweep, key=lambda r: (r["accuracy"], r["tiebreak"], -r["strength"]))
     assert m.strength == best["strength"]
-    zs = ZeroShot(lm, m.answering()).predict(val.inputs)
+    zs = ZeroShotMethod(lm, m.answering()).predict(val.inputs)
     assert m.sweep[0]["accuracy"] == sum(p.prediction == y for p, y in zip(zs, val.outputs)) / len(val.examples)
     fig = sweep_figure(state)
     assert list(fig.data[0].x) == TINY.strengths and list(fig.data[1].x) == [m.strength]
@@ -167,10 +167,10 @@ def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     back = ICVState.load(state.save(tmp_path / "v.safetensors"), lm)
     assert torch.equal(back.directions, state.directions) and back.meta == state.meta
     queries = builtin_task("sentiment").inputs[:5]
-    assert [p.label_probs for p in ICV(lm, back).predict(queries)] == \
-        [p.label_probs for p in ICV(lm, state).predict(queries)]
+    assert [p.label_probs for p in ICVMethod(lm, back).predict(queries)] == \
+        [p.label_probs for p in ICVMethod(lm, state).predict(queries)]
     path = build_state(tiny_lm(n_layers=2), builtin_task("sentiment"), "icv", TINY).save(tmp_path / "o")
-    assert_refused(lm, path, ICVState.load, ICV)
+    assert_refused(lm, path, ICVState.load, ICVMethod)
 
 
 @pytest.mark.parametrize("family", ["gqa", *FAMILIES])
@@ -182,7 +182,7 @@ def test_every_family(family):
     assert state.directions.shape == (flm.n_layers, flm.model.config.hidden_size)
     torch.testing.assert_close(state.directions.norm(dim=-1), torch.ones(flm.n_layers))
     queries = task.inputs[:4]
-    assert_zero_shot_exactly(ICV(flm, at(state, 0.0)), queries)
+    assert_zero_shot_exactly(ICVMethod(flm, at(state, 0.0)), queries)
     enc = encode(flm, queries)
     for site in ("block", "mlp"):
         modules = steered_modules(flm, site)
@@ -215,9 +215,9 @@ def test_tab_shows_the_built_icv_and_offers_its_file(lm, built):
     from icr_app.methods.icv.panel import build_tab
 
     view = tab_view(lm, build_tab, "icv_view")
-    assert view({}, None) == (None, not_built(ICV), None)
+    assert view({}, None) == (None, not_built(ICVMethod), None)
     state = built["sentiment"]
-    fig, info, path = view({"icv": ICV(lm, state)}, None)
+    fig, info, path = view({"icv": ICVMethod(lm, state)}, None)
     assert f"λ = {state.meta.strength:g}" in info
     assert list(fig.data[0].y) == [r["accuracy"] for r in state.meta.sweep]
     back = REGISTRY["icv"].load(path, lm)

@@ -19,15 +19,15 @@ from icr_app.methods.base import Answering, Method
 from icr_app.methods.last_token import edit_block_output, gold_and_candidates, last_token_variants, replace_last
 from icr_app.methods.state import answering_json
 from icr_app.methods.task_vector import (
-    TaskVector,
     TaskVectorConfig,
     TaskVectorMeta,
     TaskVectorMethod,
+    TaskVectorState,
     best_layer,
     holdout,
 )
 from icr_app.methods.task_vector_panel import layer_figure
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = TaskVectorConfig(n_prompts=4, val_size=6, batch_size=4)
 
@@ -36,12 +36,12 @@ def no_hooks(lm) -> bool:
     return not any(m._forward_hooks or m._forward_pre_hooks for m in lm.model.modules())
 
 
-def fake_tv(lm, task, layer: int, theta: torch.Tensor, accuracy: torch.Tensor | None = None) -> TaskVector:
+def fake_tv(lm, task, layer: int, theta: torch.Tensor, accuracy: torch.Tensor | None = None) -> TaskVectorState:
     """A task vector with a chosen θ and block (and sweep numbers), without building one."""
     acc = torch.zeros(lm.n_layers) if accuracy is None else accuracy
     meta = TaskVectorMeta(task=task.name, **answering_json(Answering.of(lm, task)), layer=layer, n_prompts=0,
                           n_demos=0, n_val=4, zero_shot_val_accuracy=0.25, build_s=0.0)
-    return TaskVector(theta, acc, acc / 2, meta, lm.fingerprint)
+    return TaskVectorState(theta, acc, acc / 2, meta, lm.fingerprint)
 
 
 def full_prompt_scores(lm, prompts, gold, candidates, states):
@@ -107,7 +107,7 @@ def test_evaluates_beside_the_baselines(lm):
 def test_patching_the_query_own_state_is_zero_shot_exactly(lm, task_name):
     """The identity patch: each query's own last-token state after the block, written back, changes nothing."""
     task = builtin_task(task_name)
-    zs = ZeroShot(lm, Answering.of(lm, task))
+    zs = ZeroShotMethod(lm, Answering.of(lm, task))
     layer = 1
     for x in task.inputs[:3]:
         own = last_token_states(lm, [zs.prompt(x)], {layer: lm.adapter.blocks[layer]})[layer][0]
@@ -120,7 +120,7 @@ def test_last_block_vector_carries_the_few_shot_answer_over(lm):
     """Replaced (not added) after the LAST block, a few-shot prompt's state makes a zero-shot query answer exactly
     as that prompt does: the patch sits on the block output at the last real token."""
     task = builtin_task("sentiment")
-    zs = ZeroShot(lm, Answering.of(lm, task))
+    zs = ZeroShotMethod(lm, Answering.of(lm, task))
     queries = task.inputs[3:6]
     few = zs.template.few_shot(list(task.examples[:3]), queries[0])
     last = lm.n_layers - 1
@@ -161,7 +161,7 @@ def test_best_layer_breaks_ties_by_gold_probability():
 def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
     task = builtin_task("sentiment")
     tv = build_state(lm, task, "task-vector", TINY, shots=2)
-    back = TaskVector.load(tv.save(tmp_path / "tv.safetensors"), lm)
+    back = TaskVectorState.load(tv.save(tmp_path / "tv.safetensors"), lm)
     for name in ("theta", "layer_accuracy", "layer_gold_prob"):
         assert torch.equal(getattr(back, name), getattr(tv, name))
     assert back.meta == tv.meta and back.fingerprint == lm.fingerprint
@@ -171,12 +171,12 @@ def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
     other = tiny_lm(n_layers=2)
     path = fake_tv(other, task, 1, torch.ones(64)).save(tmp_path / "other.safetensors")
     with pytest.raises(ArtefactModelError):
-        TaskVector.load(path, lm)
+        TaskVectorState.load(path, lm)
     with pytest.raises(ArtefactModelError):
-        TaskVectorMethod(lm, TaskVector.load(path))
+        TaskVectorMethod(lm, TaskVectorState.load(path))
     (tmp_path / "cut.safetensors").write_bytes(path.read_bytes()[:100])
     with pytest.raises(ArtefactError):
-        TaskVector.load(tmp_path / "cut.safetensors")
+        TaskVectorState.load(tmp_path / "cut.safetensors")
 
 
 def cancelling_at(stage: str):
@@ -222,7 +222,7 @@ def test_the_tab_offers_the_built_vector_as_a_file(lm):
     assert view({}, None) == (None, not_built(TaskVectorMethod), None)
     tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.arange(64.0))
     figure, text, path = view({"task-vector": TaskVectorMethod(lm, tv)}, None)
-    assert torch.equal(TaskVector.load(path, lm).theta, tv.theta) and "block 2" in text
+    assert torch.equal(TaskVectorState.load(path, lm).theta, tv.theta) and "block 2" in text
     assert figure.data[1].x[0] == 2
 
 

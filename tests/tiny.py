@@ -55,7 +55,8 @@ def family_lm(family: str, seed: int = 0, n_layers: int = 4) -> LoadedModel:
 def build_state(lm: LoadedModel, task, name: str, config, **context):
     """What method `name` learns from `task` (its built state), built the one way every caller builds it
     (`methods.build_method`), raising what the method's builder raised."""
-    from icr_app.methods import BuildError, build_method
+    from icr_app.methods import build_method
+    from icr_app.methods.base import BuildError
 
     try:
         return build_method(lm, task, name, config, **context).state

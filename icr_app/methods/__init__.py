@@ -7,17 +7,14 @@ methods from `REGISTRY`. Adding a method is its own module or folder plus one li
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 from icr_app.core.artefacts import ArtefactError, artefact_kind
 from icr_app.core.models import LoadedModel
-from icr_app.core.progress import Cancelled, Progress, no_progress
-from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import Task
 from icr_app.methods import few_shot, function_vector, i2cl, icr, icv, lora, site, task_vector, zero_shot
-from icr_app.methods.base import Answering, BuildContext, Method, MethodSpec
+from icr_app.methods.base import Method, MethodSpec, build_spec
 
 _SPECS = [zero_shot.SPEC, few_shot.SPEC, site.SPEC, icr.SPEC, lora.SPEC, task_vector.SPEC, function_vector.SPEC,
           i2cl.SPEC, icv.SPEC]
@@ -48,32 +45,12 @@ def entry_config(entry: str) -> object:
     return spec.presets[preset][1]() if preset else spec.config()
 
 
-class BuildError(ValueError):
-    """A method that cannot be built for a task (a refusal, or an error while it learnt); `cause` says why."""
-
-    def __init__(self, entry: str, cause: Exception) -> None:
-        super().__init__(str(cause))
-        self.entry, self.cause = entry, cause
-
-
-def build_method(lm: LoadedModel, task: Task, entry: str, config: Any = None, *, answering: Answering | None = None,
-                 seed: int = 0, shots: int = SHOTS, progress: Progress = no_progress) -> Method:
+def build_method(lm: LoadedModel, task: Task, entry: str, config: Any = None, **context: Any) -> Method:
     """The one way a method is built, whoever asks (the app's Build button and tabs, `eval`, `prebuild`, the
-    Python API): method `entry` ("site", "site@paper") learnt from `task` with `config` (default: the entry's),
-    its build timed into `build_s`. `progress` wraps its loops and may stop it (`Cancelled`, raised as is);
-    any other error becomes a `BuildError` naming the entry."""
+    Python API): method `entry` ("site", "site@paper") from `task` with `config` (default: the entry's), through
+    `base.build_spec` (context, timing, progress, cancel, errors; `context`: its keywords)."""
     spec, _ = parse_entry(entry)
-    ctx = BuildContext(lm, task, answering or Answering.of(lm, task), seed=int(seed), shots=int(shots),
-                       progress=progress)
-    t0 = time.perf_counter()
-    try:
-        method = spec.build(ctx, entry_config(entry) if config is None else config)
-    except Cancelled:
-        raise
-    except Exception as err:  # the caller decides: the app and `eval` report it and build the other methods
-        raise BuildError(entry, err) from err
-    method.build_s = time.perf_counter() - t0
-    return method
+    return build_spec(spec, lm, task, entry_config(entry) if config is None else config, entry=entry, **context)
 
 
 def load_method(path: str | Path, lm: LoadedModel) -> Method:

@@ -7,6 +7,7 @@ so methods differ only in what they really change.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from icr_app.core.models import LoadedModel
-from icr_app.core.progress import Progress, no_progress
+from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template, answer_text
 from icr_app.core.scoring import Intervention, exact_match, generate, label_set, no_intervention, score_labels
 from icr_app.core.tasks import Task, TaskKind
@@ -173,6 +174,34 @@ def is_correct(pred: Prediction, target: str) -> bool:
 
 
 Kind = Literal["baseline", "implicit", "fine-tuning"]
+
+
+class BuildError(ValueError):
+    """A method that cannot be built for a task (a refusal, or an error while it learnt); `cause` says why."""
+
+    def __init__(self, entry: str, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.entry, self.cause = entry, cause
+
+
+def build_spec(spec: MethodSpec, lm: LoadedModel, task: Task, config: Any, *, entry: str | None = None,
+               answering: Answering | None = None, seed: int = 0, shots: int = SHOTS,
+               progress: Progress = no_progress) -> Method:
+    """Build registered method `spec` from `task` with `config`, its build timed into `build_s` (what
+    `methods.build_method` does for a registry entry, and a method's own command for itself). `progress` wraps
+    its loops and may stop it (`Cancelled`, raised as is); any other error becomes a `BuildError` naming
+    `entry` (default: the method's name)."""
+    ctx = BuildContext(lm, task, answering or Answering.of(lm, task), seed=int(seed), shots=int(shots),
+                       progress=progress)
+    t0 = time.perf_counter()
+    try:
+        method = spec.build(ctx, config)
+    except Cancelled:
+        raise
+    except Exception as err:  # the caller decides: the app and `eval` report it and build the other methods
+        raise BuildError(entry or spec.name, err) from err
+    method.build_s = time.perf_counter() - t0
+    return method
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ def top_heads(score: torch.Tensor, k: int) -> list[tuple[int, int]]:
 
 
 @dataclass
-class FunctionVector(LastTokenVector):
+class FunctionVectorState(LastTokenVector):
     """The vector `fv` (d,) added after block `meta.layer`, and the AIE map (L, H) its heads were chosen from."""
 
     KIND = "function-vector"
@@ -191,7 +191,7 @@ def build(ctx: BuildContext, cfg: FunctionVectorConfig) -> FunctionVectorMethod:
     meta = FunctionVectorMeta(task=train.name, **answering_json(answering), layer=layer, top_k=k,
                               n_prompts=cfg.n_prompts, n_corrupted=cfg.n_corrupted, n_demos=n_demos,
                               build_s=time.perf_counter() - t0, seed=seed)
-    return FunctionVectorMethod(lm, FunctionVector(fv, aie, meta, lm.fingerprint))
+    return FunctionVectorMethod(lm, FunctionVectorState(fv, aie, meta, lm.fingerprint))
 
 
 def add_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -201,7 +201,7 @@ def add_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 class FunctionVectorMethod(LastTokenEdit):
     name = "function-vector"
-    STATE = FunctionVector
+    STATE = FunctionVectorState
     edit = staticmethod(add_last)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from icr_app.app.kit import AppContext, Page, built_method_tab
-from icr_app.methods.function_vector import FunctionVector, FunctionVectorMethod, site_overlap
+from icr_app.methods.function_vector import FunctionVectorMethod, FunctionVectorState, site_overlap
 from icr_app.views.heads import head_map
 
 EXPLAIN = ("A few attention heads carry the task from the demonstrations to the last token. To find them, the "
@@ -18,7 +18,7 @@ EXPLAIN = ("A few attention heads carry the task from the demonstrations to the 
            "makes the model do the task without any demonstration.")
 
 
-def aie_figure(fv: FunctionVector) -> go.Figure:
+def aie_figure(fv: FunctionVectorState) -> go.Figure:
     """The AIE per layer and head (`views.heads.head_map`), the top-k heads outlined."""
     m = fv.meta
     aie = fv.aie
@@ -33,7 +33,7 @@ def aie_figure(fv: FunctionVector) -> go.Figure:
     return fig
 
 
-def overlap_text(fv: FunctionVector, built: dict) -> str:
+def overlap_text(fv: FunctionVectorState, built: dict) -> str:
     """FV's top-k heads against SITE's top-k by α, when the visitor has built SITE on this task too."""
     site = built.get("site")
     if site is None:
@@ -44,7 +44,7 @@ def overlap_text(fv: FunctionVector, built: dict) -> str:
             f"by α: {listed}")
 
 
-def summary(fv: FunctionVector) -> str:
+def summary(fv: FunctionVectorState) -> str:
     m = fv.meta
     heads = ", ".join(f"L{layer}H{head}" for layer, head in fv.heads)
     return (f"Function vector for **{m.task}**: mean head outputs over {m.n_prompts} prompts, indirect effects over "

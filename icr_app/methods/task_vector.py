@@ -74,7 +74,7 @@ class TaskVectorMeta(VectorMeta):
 
 
 @dataclass
-class TaskVector(LastTokenVector):
+class TaskVectorState(LastTokenVector):
     """θ (d,) for block `meta.layer`, and the sweep that chose it: validation accuracy and gold probability (L,)."""
 
     KIND = "task-vector"
@@ -138,13 +138,13 @@ def build(ctx: BuildContext, cfg: TaskVectorConfig) -> TaskVectorMethod:
     meta = TaskVectorMeta(task=train.name, **answering_json(answering), layer=layer, n_prompts=cfg.n_prompts,
                           n_demos=n_demos, n_val=len(val), zero_shot_val_accuracy=float(accuracy[-1]),
                           build_s=time.perf_counter() - t0, seed=seed)
-    state = TaskVector(states[layer].clone(), accuracy[:-1].clone(), gold_prob[:-1].clone(), meta, lm.fingerprint)
+    state = TaskVectorState(states[layer].clone(), accuracy[:-1].clone(), gold_prob[:-1].clone(), meta, lm.fingerprint)
     return TaskVectorMethod(lm, state)
 
 
 class TaskVectorMethod(LastTokenEdit):
     name = "task-vector"
-    STATE = TaskVector
+    STATE = TaskVectorState
     edit = staticmethod(replace_last)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from icr_app.app.kit import AppContext, Page, built_method_tab
-from icr_app.methods.task_vector import TaskVector, TaskVectorMethod
+from icr_app.methods.task_vector import TaskVectorMethod, TaskVectorState
 
 EXPLAIN = ("A few-shot prompt makes the model compute, at its last token, a state that already says which task to "
            "do: the demonstrations are compressed into it. The task vector is that state after one block, averaged "
@@ -15,7 +15,7 @@ EXPLAIN = ("A few-shot prompt makes the model compute, at its last token, a stat
            "yet; too late and the answer is already fixed: the block is chosen on held-out training examples.")
 
 
-def layer_figure(tv: TaskVector) -> go.Figure:
+def layer_figure(tv: TaskVectorState) -> go.Figure:
     """Validation accuracy of the vector patched after each block; the chosen block starred, zero-shot dashed."""
     acc, prob = tv.layer_accuracy.tolist(), tv.layer_gold_prob.tolist()
     m = tv.meta
@@ -33,7 +33,7 @@ def layer_figure(tv: TaskVector) -> go.Figure:
     return fig
 
 
-def summary(tv: TaskVector) -> str:
+def summary(tv: TaskVectorState) -> str:
     m = tv.meta
     return (f"Task vector for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos; block {m.layer} chosen on "
             f"{m.n_val} held-out examples (accuracy {float(tv.layer_accuracy[m.layer]):.2f}, zero-shot "

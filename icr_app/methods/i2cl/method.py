@@ -195,7 +195,7 @@ def _calibration_candidates(lm: LoadedModel, answering: Answering, cfg: I2CLConf
     return list(dict.fromkeys(first_token_id(lm, lab) for lab in answering.labels))
 
 
-def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CL:
+def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CLMethod:
     """Context vectors from the demonstrations, then calibration; `progress` wraps both loops."""
     lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
@@ -217,10 +217,10 @@ def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CL:
         steps=steps, loss="labels" if loss.candidates is not None else "vocabulary", zero_shot_loss=zero_shot_loss,
         init_loss=init_loss, calibrated_loss=loss.mean(vectors, coef), build_s=time.perf_counter() - t0, seed=seed,
     )
-    return I2CL(lm, I2CLState(vectors=vectors, coef=coef, meta=meta, fingerprint=lm.fingerprint))
+    return I2CLMethod(lm, I2CLState(vectors=vectors, coef=coef, meta=meta, fingerprint=lm.fingerprint))
 
 
-class I2CL(StatefulMethod):
+class I2CLMethod(StatefulMethod):
     """Zero-shot prompts with the calibrated context vectors mixed in at every position during prefill."""
 
     name = "i2cl"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from icr_app.app.kit import AppContext, Page, built_method_tab
-from icr_app.methods.i2cl.method import I2CL
+from icr_app.methods.i2cl.method import I2CLMethod
 from icr_app.methods.i2cl.view import coefficient_figure, summary
 
 EXPLAIN = """\
@@ -15,4 +15,5 @@ where the query's own output is damped."""
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, I2CL, "I2CL coefficients", EXPLAIN, "λ and β per layer", coefficient_figure, summary)
+    built_method_tab(ctx, page, I2CLMethod, "I2CL coefficients", EXPLAIN, "λ and β per layer", coefficient_figure,
+                     summary)

@@ -21,7 +21,7 @@ class ICRConfig:
         "help": "router folder (pids.safetensors + router.safetensors); default: the one shipped for the model"})
 
 
-class ICR(Method):
+class ICRMethod(Method):
     name = "icr"
 
     def __init__(self, lm: LoadedModel, answering: Answering, router: ICRRouter) -> None:
@@ -47,5 +47,5 @@ def cached_router(lm: LoadedModel, folder: str | None = None) -> ICRRouter:
         return _ROUTERS[key]
 
 
-def build(ctx: BuildContext, config: ICRConfig) -> ICR:
-    return ICR(ctx.lm, ctx.answering, cached_router(ctx.lm, config.router))
+def build(ctx: BuildContext, config: ICRConfig) -> ICRMethod:
+    return ICRMethod(ctx.lm, ctx.answering, cached_router(ctx.lm, config.router))

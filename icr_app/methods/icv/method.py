@@ -120,7 +120,7 @@ def inject(lm: LoadedModel, directions: torch.Tensor, strength: float, site: Sit
         yield {}
 
 
-class ICV(StatefulMethod):
+class ICVMethod(StatefulMethod):
     """Zero-shot prompts steered along the ICV at every layer and position during prefill."""
 
     name = "icv"
@@ -148,7 +148,7 @@ def _holdout(train: Task, cfg: ICVConfig, seed: int) -> tuple[Task, Task]:
     return train.subset(idx[n_val:], f"{train.name}/icv-demos"), train.subset(idx[:n_val], f"{train.name}/icv-val")
 
 
-def validation_score(method: ICV, val: Task) -> tuple[float, float]:
+def validation_score(method: ICVMethod, val: Task) -> tuple[float, float]:
     """(accuracy, tiebreak) on the validation part: the tiebreak is the mean gold-label probability
     (classification) or the first-token accuracy (open tasks)."""
     preds = method.predict(val.inputs)
@@ -160,7 +160,7 @@ def validation_score(method: ICV, val: Task) -> tuple[float, float]:
     return accuracy, tiebreak
 
 
-def build(ctx: BuildContext, cfg: ICVConfig) -> ICV:
+def build(ctx: BuildContext, cfg: ICVConfig) -> ICVMethod:
     """Directions from the demonstrations, then λ from the sweep on the validation part."""
     lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
@@ -175,9 +175,9 @@ def build(ctx: BuildContext, cfg: ICVConfig) -> ICV:
     )
     for strength in progress(cfg.strengths, desc="ICV: choosing λ"):
         trial = ICVState(directions, replace(meta, strength=float(strength)), lm.fingerprint)
-        accuracy, tiebreak = validation_score(ICV(lm, trial), val)
+        accuracy, tiebreak = validation_score(ICVMethod(lm, trial), val)
         meta.sweep.append({"strength": float(strength), "accuracy": accuracy, "tiebreak": tiebreak})
     best = max(meta.sweep, key=lambda r: (r["accuracy"], r["tiebreak"], -r["strength"]))
     meta.strength, meta.build_s = best["strength"], time.perf_counter() - t0
-    return ICV(lm, ICVState(directions=directions, meta=meta, fingerprint=lm.fingerprint))
+    return ICVMethod(lm, ICVState(directions=directions, meta=meta, fingerprint=lm.fingerprint))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from icr_app.app.kit import AppContext, Page, built_method_tab
-from icr_app.methods.icv.method import ICV
+from icr_app.methods.icv.method import ICVMethod
 from icr_app.methods.icv.view import summary, sweep_figure
 
 EXPLAIN = """\
@@ -16,4 +16,4 @@ the model."""
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, ICV, "ICV strength", EXPLAIN, "validation accuracy per λ", sweep_figure, summary)
+    built_method_tab(ctx, page, ICVMethod, "ICV strength", EXPLAIN, "validation accuracy per λ", sweep_figure, summary)

@@ -46,7 +46,7 @@ from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.tasks import Example, Task, split
 from icr_app.methods.base import BuildContext, Method, Prediction
-from icr_app.methods.lora.artefact import LoraAdapter, LoraMeta, config_from_json, config_json
+from icr_app.methods.lora.artefact import LoraMeta, LoraState, config_from_json, config_json
 from icr_app.methods.lora.config import LoraConfig
 from icr_app.methods.lora.train import AnswerSet, set_dropout, train_adapter
 from icr_app.methods.state import StatefulMethod, answering_json
@@ -79,7 +79,7 @@ def with_adapter(lm: LoadedModel, config: PeftConfig, seed: int = 0) -> tuple[Lo
     return private, peft_model
 
 
-def merged_model(lm: LoadedModel, adapter: LoraAdapter) -> LoadedModel:
+def merged_model(lm: LoadedModel, adapter: LoraState) -> LoadedModel:
     """A private `LoadedModel`: `lm`'s model with the adapter merged into private clones of the weights it
     targets (every other parameter shared with `lm`, which is left exactly as it was)."""
     adapter.check_model(lm)
@@ -122,7 +122,7 @@ def build(ctx: BuildContext, s: LoraConfig) -> LoraMethod:
                     build_s=time.perf_counter() - t0, seed=seed)
     # peft records where the weights came from (a local cache path here): name the model instead
     peft = config_json(peft_model.peft_config["default"]) | {"base_model_name_or_path": lm.name}
-    return LoraMethod(lm, LoraAdapter(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint))
+    return LoraMethod(lm, LoraState(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint))
 
 
 class LoraMethod(StatefulMethod):
@@ -133,10 +133,10 @@ class LoraMethod(StatefulMethod):
     """
 
     name = "lora"
-    STATE = LoraAdapter
-    state: LoraAdapter
+    STATE = LoraState
+    state: LoraState
 
-    def __init__(self, lm: LoadedModel, adapter: LoraAdapter) -> None:
+    def __init__(self, lm: LoadedModel, adapter: LoraState) -> None:
         super().__init__(lm, adapter)
         self.tuned = Method(merged_model(lm, adapter), self.answering)
 

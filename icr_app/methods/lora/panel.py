@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from icr_app.app.kit import AppContext, Page, TabBuild, TabFigure, built_method_tab
-from icr_app.methods.lora.method import LoraAdapter, LoraMethod
+from icr_app.methods.lora.method import LoraMethod, LoraState
 from icr_app.methods.lora.view import parameter_bars, training_curve
 
 EXPLAIN = ("**Explicit fine-tuning, not in-context learning.** LoRA changes the model's weights: it trains a "
@@ -18,7 +18,7 @@ EXPLAIN = ("**Explicit fine-tuning, not in-context learning.** LoRA changes the 
            "trained numbers.")
 
 
-def summary(adapter: LoraAdapter) -> str:
+def summary(adapter: LoraState) -> str:
     m, c, cfg = adapter.meta, adapter.meta.curve, adapter.peft
     best = c.val_step.index(c.best_step)
     return (f"LoRA for **{m.task}**: {adapter.n_parameters:,} trained parameters (rank {cfg['r']} on "
@@ -26,7 +26,7 @@ def summary(adapter: LoraAdapter) -> str:
             f"loss {c.val_loss[best]:.3f}, accuracy {c.val_accuracy[best]:.0%}); built in {m.build_s:.0f} s")
 
 
-def beside_site(adapter: LoraAdapter, built: dict) -> go.Figure:
+def beside_site(adapter: LoraState, built: dict) -> go.Figure:
     """LoRA's trained parameters beside SITE's, when the visitor built SITE for this model too."""
     site = built.get("site")
     return parameter_bars(adapter.n_parameters, None if site is None else site.trainable_parameters)

@@ -8,15 +8,15 @@ from functools import partial
 from icr_app.core.commandline import add_method_flags, add_task_args, method_config, tqdm_progress
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task
-from icr_app.methods import build_method
+from icr_app.methods.base import build_spec
 from icr_app.methods.site import SPEC
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
     lm = load_model(args.model)
-    method = build_method(lm, task, "site", method_config(args, SPEC), seed=args.seed,
-                          progress=partial(tqdm_progress, desc="site"))
+    method = build_spec(SPEC, lm, task, method_config(args, SPEC), seed=args.seed,
+                        progress=partial(tqdm_progress, desc="site"))
     method.save(args.out)
     site = method.state
     m = site.meta

@@ -3,7 +3,7 @@
 Stage 1 averages each head's last-token output over M few-shot prompts (the task embedding `t`);
 stage 2 (`train`) learns per-head weights α = sigmoid(θ) that mix `t` into zero-shot prompts;
 stage 3 (`SiteMethod`) injects once at the last prompt token, so answering costs about a zero-shot
-pass. A built task is a `SiteTask` (`artefact`: what it holds, and its file).
+pass. A built task is a `SiteState` (`artefact`: what it holds, and its file).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from icr_app.core.prompts import answer_text, sample_icl_prompts
 from icr_app.core.scoring import Intervention, LabelError, no_intervention
 from icr_app.core.tasks import Example, Task
 from icr_app.methods.base import BuildContext, Method
-from icr_app.methods.site.artefact import SiteMeta, SiteTask
+from icr_app.methods.site.artefact import SiteMeta, SiteState
 from icr_app.methods.site.inject import inject
 from icr_app.methods.site.train import Examples, Objective, Scorer, train_theta
 from icr_app.methods.state import StatefulMethod, answering_json
@@ -107,17 +107,17 @@ def build(ctx: BuildContext, cfg: SiteConfig) -> SiteMethod:
         steps=stats.steps, best_step=stats.best_step, train_loss=stats.train_loss, val_loss=stats.val_loss,
         val_accuracy=stats.val_accuracy, build_s=time.perf_counter() - t0, seed=seed, objective=cfg.objective,
     )
-    return SiteMethod(lm, SiteTask(t=t, theta=theta, meta=meta, fingerprint=lm.fingerprint), cfg.decode_inject)
+    return SiteMethod(lm, SiteState(t=t, theta=theta, meta=meta, fingerprint=lm.fingerprint), cfg.decode_inject)
 
 
 class SiteMethod(StatefulMethod):
     """Zero-shot prompts with the task embedding injected at the last token during prefill."""
 
     name = "site"
-    STATE = SiteTask
-    state: SiteTask
+    STATE = SiteState
+    state: SiteState
 
-    def __init__(self, lm: LoadedModel, site: SiteTask, decode_inject: bool = False) -> None:
+    def __init__(self, lm: LoadedModel, site: SiteState, decode_inject: bool = False) -> None:
         super().__init__(lm, site)
         self.decode_inject = decode_inject
 

@@ -4,7 +4,7 @@ and Cancel), and the task as a file to download or to load back."""
 from __future__ import annotations
 
 from icr_app.app.kit import AppContext, Page, TabBuild, built_method_tab
-from icr_app.methods.site.method import SiteMethod, SiteTask
+from icr_app.methods.site.method import SiteMethod, SiteState
 from icr_app.methods.site.view import GUIDE, alpha_heatmap
 
 EXPLAIN = ("SITE averages each attention head's output at the last token over many few-shot prompts (the task "
@@ -12,7 +12,7 @@ EXPLAIN = ("SITE averages each attention head's output at the last token over ma
            "output. Heads near 1 carry the task. " + GUIDE)
 
 
-def summary(site: SiteTask) -> str:
+def summary(site: SiteState) -> str:
     m = site.meta
     return (f"SITE for **{m.task}**: {m.n_prompts} prompts × {m.n_demos} demos, {m.objective} objective; "
             f"{m.steps} steps (best {m.best_step}); train loss {m.train_loss:.3f}, val loss {m.val_loss:.3f}; "

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.methods.site.method import SiteTask
+from icr_app.methods.site.method import SiteState
 from icr_app.views.heads import head_map
 
 GUIDE = "Reading guide: bright cells are the heads whose output SITE replaces by the task embedding."
 
 
-def alpha_heatmap(site: SiteTask) -> go.Figure:
+def alpha_heatmap(site: SiteState) -> go.Figure:
     """α = sigmoid(θ) per layer and head in [0, 1]; hover shows layer, head, α and the embedding's norm."""
     alpha = site.alpha
     near_binary = float(((alpha < 0.1) | (alpha > 0.9)).float().mean())
