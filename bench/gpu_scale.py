@@ -31,18 +31,18 @@ from transformers import AutoModelForCausalLM, LlamaConfig, PretrainedConfig, Qw
 
 from icr_app.core.models import DEFAULT_MODEL, FP32_CPU, LoadedModel, load_model, wrap
 from icr_app.core.tasks import builtin_task, split
-from icr_app.methods import REGISTRY
-from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.base import Answering, Method
 from icr_app.methods.i2cl.method import I2CLConfig
-from icr_app.methods.icr.method import ICR
+from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import minilm_encoder, new_router
 from icr_app.methods.icv.method import ICVConfig
-from icr_app.methods.lora.method import LoraSettings
+from icr_app.methods.lora.config import LoraConfig
 from icr_app.methods.site.method import SiteConfig
 from icr_app.methods.task_vector import TaskVectorConfig
 
-METHODS = ("zero-shot", "few-shot", "site", "icr", "task-vector", "function-vector", "i2cl", "icv", "lora")
+METHODS = tuple(REGISTRY)  # every registered method
 TASK = "sentiment"
 
 # The shapes of the published config.json files (meta-llama/Llama-3.1-8B, Qwen/Qwen2.5-7B); vocab set later.
@@ -65,7 +65,7 @@ SMOKE = {  # --config tiny only: the CPU run of the tests
     "function-vector": REGISTRY["function-vector"].config(n_prompts=3, n_corrupted=2, batch_size=2),
     "i2cl": I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=1, batch_size=4),
     "icv": ICVConfig(n_demos=4, val_examples=6, strengths=[0.0, 0.1]),
-    "lora": LoraSettings(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2),
+    "lora": LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2),
     "icr": {"n_prompts": 4},
 }
 
@@ -121,10 +121,8 @@ def build(lm: LoadedModel, name: str, train, answering: Answering, smoke: bool) 
         n_prompts = SMOKE["icr"]["n_prompts"] if smoke else 32
         pids = extract_pids(lm, [train], n_prompts=n_prompts)
         encoder = minilm_encoder()
-        return ICR(lm, answering, new_router(lm, pids, encoder(["x"]).shape[-1], encoder=encoder))
-    spec = REGISTRY[name]
-    config = SMOKE.get(name) if smoke else None
-    return spec.build(BuildContext(lm, train, answering), config or spec.config())
+        return ICRMethod(lm, answering, new_router(lm, pids, encoder(["x"]).shape[-1], encoder=encoder))
+    return build_method(lm, train, name, SMOKE.get(name) if smoke else None, answering=answering)
 
 
 def reset_peak() -> None:

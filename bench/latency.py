@@ -18,11 +18,11 @@ import time
 from icr_app.core.models import DEFAULT_MODEL, load_model
 from icr_app.core.tasks import load_task, split
 from icr_app.methods.base import Answering, Method
-from icr_app.methods.icr.method import ICR
+from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.router import ICRRouter
 from icr_app.methods.site.artefact import load_site
 from icr_app.methods.site.method import SiteMethod
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 
 def per_query_s(method: Method, queries: list[str]) -> float:
@@ -46,11 +46,11 @@ def main() -> None:
     task = load_task(args.data)
     train, test = split(task, args.n_test, seed=0, min_train=10)
     answering = Answering.of(lm, train, labels=task.labels)
-    zero = ZeroShot(lm, answering)
+    zero = ZeroShotMethod(lm, answering)
     if args.site:
         name, method = "SITE", SiteMethod(lm, load_site(args.site, lm))
     else:
-        name, method = "ICR", ICR(lm, answering, ICRRouter.load(args.icr_router, lm))
+        name, method = "ICR", ICRMethod(lm, answering, ICRRouter.load(args.icr_router, lm))
     for m in (zero, method):
         per_query_s(m, test.inputs[:16])  # warm-up
     rounds = [(per_query_s(zero, test.inputs), per_query_s(method, test.inputs)) for _ in range(args.reps)]

@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 
 from icr_app.cli import main as cli
+from icr_app.methods import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 GROUPS = {"fv": ROOT.parent / "shared" / "data" / "fv", "fresh": ROOT / "bench" / "fresh",
           "fresh-2": ROOT / "bench" / "fresh-2", "month-number": ROOT / "bench" / "tasks" / "month-number.json",
           "company-sector": ROOT / "bench" / "tasks" / "company-sector.json"}
-METHODS = "zero-shot,few-shot,task-vector,function-vector,i2cl,icv,site,icr,lora"
+METHODS = ",".join(REGISTRY)  # every registered method, in the registry's order
 
 
 def main() -> int:

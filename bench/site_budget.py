@@ -17,8 +17,9 @@ from pathlib import Path
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task, split
 from icr_app.evaluate import score_interleaved, warm_up
+from icr_app.methods import build_method
 from icr_app.methods.base import Answering
-from icr_app.methods.site.method import SiteConfig, SiteMethod, build_site
+from icr_app.methods.site.method import SiteConfig, SiteMethod
 
 CONFIGS = {
     "previous": SiteConfig(n_prompts=32, n_demos=8, steps=100, batch_size=16, lr=0.2, eval_every=10),
@@ -39,7 +40,7 @@ def run(lm, data: str, names: list[str], out: Path) -> None:
         if dest.exists():
             continue
         t0 = time.perf_counter()
-        site = build_site(lm, train, answering, CONFIGS[name], 0)
+        site = build_method(lm, train, "site", CONFIGS[name], answering=answering).state
         record = {"task": tag, "config": name, "build_s": time.perf_counter() - t0, "steps": site.meta.steps}
         methods = {"prefill": SiteMethod(lm, site)}
         if task.kind == "open":

@@ -21,9 +21,9 @@ from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template
 from icr_app.core.scoring import first_token_id
 from icr_app.core.tasks import Task, split
-from icr_app.methods import entry_config, parse_entry
-from icr_app.methods.base import Answering, BuildContext, Method, Prediction, is_correct
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods import build_method, parse_entry
+from icr_app.methods.base import Answering, BuildError, Method, Prediction, is_correct
+from icr_app.methods.zero_shot import ZeroShotMethod
 from icr_app.stats import paired_comparisons, wilson
 
 
@@ -124,7 +124,7 @@ Scorer = Callable[[dict[str, Method], Task, int, Progress], dict[str, MethodResu
 
 def warm_up(lm: LoadedModel, answering: Answering, queries: list[str], batch_size: int) -> None:
     """One untimed zero-shot batch: the first forward passes of a process pay one-off costs."""
-    ZeroShot(lm, answering).predict(queries[:batch_size], batch_size=batch_size)
+    ZeroShotMethod(lm, answering).predict(queries[:batch_size], batch_size=batch_size)
 
 
 def evaluate(
@@ -151,19 +151,17 @@ def evaluate(
     configs = configs or {}
     train, test = split(task, n_test, seed, min_train=max(2, shots))
     answering = Answering.of(lm, train, template, task.labels)
-    ctx = BuildContext(lm, train, answering, seed=seed, shots=shots, progress=progress)
     built: dict[str, Method] = {}
     results: dict[str, MethodResult] = {}
     build_s: dict[str, float] = {}
-    for entry, spec in specs.items():
+    for entry in specs:
         t0 = time.perf_counter()
         try:
-            built[entry] = spec.build(ctx, configs.get(entry) or entry_config(entry))
-        except Cancelled:
-            raise
-        except Exception as err:  # one method that cannot serve the task never takes the others down
-            results[entry] = MethodResult(error=f"{type(err).__name__}: {err}")
-        build_s[entry] = time.perf_counter() - t0
+            built[entry] = build_method(lm, train, entry, configs.get(entry), answering=answering, seed=seed,
+                                       shots=shots, progress=progress)
+        except BuildError as err:  # one method that cannot serve the task never takes the others down
+            results[entry] = MethodResult(error=f"{type(err.cause).__name__}: {err.cause}")
+        build_s[entry] = time.perf_counter() - t0  # a failed build's time too
     warm_up(lm, answering, test.inputs, batch_size)
     results.update(score(built, test, batch_size, progress))
     results = {entry: results[entry] for entry in specs}  # the order asked for

@@ -22,14 +22,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from icr_app.analyses import REGISTRY as ANALYSES
 from icr_app.core.artefacts import ArtefactError
 from icr_app.core.models import LoadedModel
-from icr_app.core.paths import ASSETS
+from icr_app.core.paths import ASSETS, resolve
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task
-from icr_app.methods import REGISTRY
-from icr_app.methods.base import Answering, BuildContext, Method, Prediction
+from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.base import BuildError, Method, Prediction
 
 PREBUILT = ASSETS / "prebuilt"
 VIEWS = "views.json"
@@ -47,7 +48,7 @@ def stateful() -> list[str]:
     """The registered methods that learn from the examples and can be saved, but not fine-tuning: a LoRA
     adapter is megabytes per task, too much to ship for every built-in task, so the app builds it on demand."""
     return [name for name, spec in REGISTRY.items()
-            if not spec.instant and spec.save is not None and spec.kind != "fine-tuning"]
+            if not spec.instant and spec.artefact is not None and spec.kind != "fine-tuning"]
 
 
 def load_methods(lm: LoadedModel, task: str, root: Path | None = None) -> dict[str, Method]:
@@ -97,10 +98,9 @@ def is_builtin(task: Task) -> bool:
     return task.name in builtin_names() and task == builtin_task(task.name)
 
 
-def answering(lm: LoadedModel, task: Task, name: str, shots: int = SHOTS, seed: int = SEED) -> Method:
+def instant_method(lm: LoadedModel, task: Task, name: str, shots: int = SHOTS, seed: int = SEED) -> Method:
     """Method `name`, one that needs no build (zero-shot, few-shot, ICR), made for answering on `task`."""
-    spec = REGISTRY[name]
-    return spec.build(BuildContext(lm, task, Answering.of(lm, task), seed=int(seed), shots=int(shots)), spec.config())
+    return build_method(lm, task, name, seed=seed, shots=shots)
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def compute_answers(lm: LoadedModel, task: Task, methods: dict[str, Method]) -> 
     query, answers = example_query(task.name), {}
     for name, spec in REGISTRY.items():
         try:
-            method = answering(lm, task, name) if spec.instant else methods.get(name)
+            method = instant_method(lm, task, name) if spec.instant else methods.get(name)
             if method is not None:
                 answers[name] = asdict(timed_answer(method, query))
         except Exception as err:  # a method that cannot serve the task ships no answer; the app says why
@@ -154,27 +154,15 @@ def shipped_answer(lm: LoadedModel, task: Task, name: str, query: str, shots: in
     return Answer(**{**kept, "prediction": Prediction(**kept["prediction"]), "shipped": True})
 
 
-def build_method(lm: LoadedModel, task: Task, name: str, config: Any = None, progress: Progress = no_progress
-                 ) -> Method:
-    """What the app's Build button builds: the method on the whole task, with its default config."""
-    spec = REGISTRY[name]
-    ctx = BuildContext(lm, task, Answering.of(lm, task), seed=SEED, progress=progress)
-    t0 = time.perf_counter()
-    method = spec.build(ctx, config or spec.config())
-    method.build_s = time.perf_counter() - t0
-    return method
-
-
 def compute_views(lm: LoadedModel, task: Task, progress: Progress = no_progress) -> dict[str, Any]:
     """Each mechanism tab's result with the app's default settings, as JSON."""
-    from icr_app.analyses.anchors.cached import default_views as anchor_views
-    from icr_app.analyses.rank1.cached import default_view as rank1_view
     from icr_app.evaluate import evaluate
 
     run = evaluate(lm, task, EVALUATE["methods"], n_test=EVALUATE["n_test"], seed=SEED, progress=progress)
-    views: dict[str, Any] = {"rank1": rank1_view(lm, task, progress), "evaluate": run.to_json()}
-    if task.kind == "classification":
-        views.update(anchor_views(lm, task, progress))
+    views: dict[str, Any] = {"evaluate": run.to_json()}
+    for spec in ANALYSES.values():
+        if spec.views:
+            views.update(resolve(spec.views)(lm, task, progress))
     return views
 
 
@@ -190,11 +178,12 @@ def prebuild(lm: LoadedModel, tasks: list[str], root: Path | None = None, progre
         out.mkdir(parents=True, exist_ok=True)
         for method in stateful() if methods is None else methods:
             try:
-                built = build_method(lm, task, method, configs.get(method), partial(progress, desc=f"{name}: {method}"))
-            except Exception as err:  # a method that cannot serve a task ships nothing for it
+                built = build_method(lm, task, method, configs.get(method), seed=SEED,
+                                     progress=partial(progress, desc=f"{name}: {method}"))
+            except BuildError as err:  # a method that cannot serve a task ships nothing for it
                 print(f"{name}: {method} not prebuilt: {err}")
                 continue
-            REGISTRY[method].save(built, out / f"{method}.safetensors")
+            built.save(out / f"{method}.safetensors")
             print(f"{name}: {method} built in {built.build_s:.1f} s")
         if views:
             t0 = time.perf_counter()
@@ -207,7 +196,7 @@ def prebuild(lm: LoadedModel, tasks: list[str], root: Path | None = None, progre
 
 
 def cmd_prebuild(args: argparse.Namespace) -> int:
-    from icr_app.cli.common import model_from_args, tqdm_progress
+    from icr_app.core.commandline import model_from_args, tqdm_progress
 
     tasks = [t for t in args.tasks.split(",") if t] if args.tasks else builtin_names()
     methods = None if args.methods is None else [m for m in args.methods.split(",") if m]
@@ -219,7 +208,7 @@ def cmd_prebuild(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from icr_app.cli.common import add_model_args
+    from icr_app.core.commandline import add_model_args
 
     p = sub.add_parser("prebuild", help="build the built-in tasks' methods and views that the app ships")
     add_model_args(p, "a built-in model name")

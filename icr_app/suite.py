@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from icr_app import parallel
-from icr_app.cli.common import add_method_flags, add_model_args, method_config, model_from_args
+from icr_app.core.commandline import add_method_flags, add_model_args, method_config, model_from_args
 from icr_app.core.loading import loading_options
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import SHOTS

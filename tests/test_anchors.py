@@ -1,4 +1,5 @@
-"""Label words as anchors (DESIGN.md §3) on the tiny random model: positions, saliency, isolation, caches."""
+"""Label words as anchors (docs/analyses/anchors.md) on the tiny random model: positions, saliency, isolation,
+caches."""
 
 import json
 

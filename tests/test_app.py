@@ -8,10 +8,11 @@ import pytest
 import torch
 from gradio_client import Client, handle_file
 from test_icr import hash_encoder
+from tiny import build_state
 
 from icr_app.app import launch
 from icr_app.core.tasks import builtin_task
-from icr_app.methods import DEFAULT_PANELS, REGISTRY
+from icr_app.methods import DEFAULT_PANELS, REGISTRY, build_method
 from icr_app.methods.icr import method as icr_method
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import new_router
@@ -80,16 +81,16 @@ def test_answers_follow_the_session_task(server):
 def test_icr_panel_routes_and_shows_its_maps(server, lm, router):
     """The ICR panel answers with the routed model: its label probabilities are the router's, not zero-shot's."""
     from icr_app.methods.base import Answering
-    from icr_app.methods.icr.method import ICR
-    from icr_app.methods.zero_shot import ZeroShot
+    from icr_app.methods.icr.method import ICRMethod
+    from icr_app.methods.zero_shot import ZeroShotMethod
 
     c = _client(server, "sentiment")
     md, fig, prompt = c.predict("a dull and noisy film", 4, 0, SHOWN, api_name="/answer_icr")
     assert prompt == "Input: a dull and noisy film\nOutput:"
     shown = dict(zip(_plot(fig)["data"][0]["y"], _plot(fig)["data"][0]["x"]))  # label -> probability
     answering = Answering.of(lm, builtin_task("sentiment"))
-    routed = ICR(lm, answering, router).predict(["a dull and noisy film"])[0].label_probs
-    plain = ZeroShot(lm, answering).predict(["a dull and noisy film"])[0].label_probs
+    routed = ICRMethod(lm, answering, router).predict(["a dull and noisy film"])[0].label_probs
+    plain = ZeroShotMethod(lm, answering).predict(["a dull and noisy film"])[0].label_probs
     assert shown == pytest.approx(routed, abs=1e-6) and routed != pytest.approx(plain, abs=5e-3)
     alpha, gamma = c.predict("a dull and noisy film", api_name="/icr_maps")
     assert len(_plot(alpha)["data"][0]["z"]) == len(router.layers)
@@ -141,10 +142,10 @@ def test_site_artefact_from_another_model_is_refused(server, tmp_path):
     from tiny import tiny_lm
 
     from icr_app.methods.site.artefact import save_site
-    from icr_app.methods.site.method import SiteConfig, build_site
+    from icr_app.methods.site.method import SiteConfig
 
     other = tiny_lm(n_layers=2)
-    site = build_site(other, builtin_task("sentiment"), config=SiteConfig(n_prompts=4, n_demos=2, steps=2))
+    site = build_state(other, builtin_task("sentiment"), "site", SiteConfig(n_prompts=4, n_demos=2, steps=2))
     path = save_site(site, tmp_path / "other.safetensors")
     c = Client(server, verbose=False)
     with pytest.raises(Exception, match="tiny-llama@"):
@@ -271,16 +272,16 @@ def test_an_answer_that_needs_no_build_is_computed_once_per_model(lm, monkeypatc
     from icr_app.app.answers import predict_one
     from icr_app.app.context import AppContext
     from icr_app.methods.base import Answering
-    from icr_app.methods.few_shot import FewShot
+    from icr_app.methods.few_shot import FewShotMethod
 
     calls = []
-    real = FewShot.predict
-    monkeypatch.setattr(FewShot, "predict", lambda self, queries: calls.append(queries) or real(self, queries))
+    real = FewShotMethod.predict
+    monkeypatch.setattr(FewShotMethod, "predict", lambda self, queries: calls.append(queries) or real(self, queries))
     ctx, task = AppContext(lm), builtin_task("sentiment")
     first = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
     again = predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
     assert again is first and len(calls) == 1 and not first.shipped
-    assert real(FewShot(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first.prediction
+    assert real(FewShotMethod(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first.prediction
     predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 1)
     ctx.lm = tiny_lm(n_layers=2)
     predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
@@ -347,7 +348,7 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     shipped = {name: predict_one(ctx, name, task, built, query, 10, 0) for name in SHOWN}
     assert calls == [] and not icr_method._ROUTERS  # nothing computed, not even the ICR router loaded
     for name, answer in shipped.items():
-        fresh = prebuilt.timed_answer(built.get(name) or prebuilt.answering(lm, task, name), query)
+        fresh = prebuilt.timed_answer(built.get(name) or prebuilt.instant_method(lm, task, name), query)
         assert answer.shipped and not fresh.shipped, name
         assert answer.prediction.prediction == fresh.prediction.prediction, name
         assert answer.prediction.label_probs == pytest.approx(fresh.prediction.label_probs, abs=1e-5), name
@@ -360,7 +361,7 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
         return not answer.shipped and len(calls) == 1
 
     edited = replace(task, examples=task.examples[:-1])
-    visitors_site = prebuilt.build_method(lm, task, "site", small)
+    visitors_site = build_method(lm, task, "site", small)
     assert computed("zero-shot", "another query", 10, 0)
     assert computed("few-shot", query, 10, 1)
     assert computed("zero-shot", query, 10, 0, task=edited)

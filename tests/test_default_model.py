@@ -5,9 +5,10 @@ from pathlib import Path
 import pytest
 
 from icr_app.core.tasks import builtin_task, split
+from icr_app.methods import build_method
 from icr_app.methods.base import Answering, is_correct
-from icr_app.methods.few_shot import FewShot
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.few_shot import FewShotMethod
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 pytestmark = pytest.mark.slow
 
@@ -23,12 +24,12 @@ def test_default_model_answers(real_lm):
     the label set gives probability distributions."""
     train, test = split(builtin_task("country-capital"), 8, seed=0)
     answering = Answering.of(real_lm, train)
-    preds = FewShot(real_lm, answering, train, shots=5).predict(["France", "Japan"])
+    preds = FewShotMethod(real_lm, answering, train, shots=5).predict(["France", "Japan"])
     assert [p.prediction for p in preds] == ["Paris", "Tokyo"]
-    few = FewShot(real_lm, answering, train, shots=5).predict(test.inputs)
+    few = FewShotMethod(real_lm, answering, train, shots=5).predict(test.inputs)
     assert sum(is_correct(p, y) for p, y in zip(few, test.outputs)) >= 6
     train, test = split(builtin_task("sentiment"), 8, seed=0)
-    probs = [p.label_probs for p in ZeroShot(real_lm, Answering.of(real_lm, train)).predict(test.inputs)]
+    probs = [p.label_probs for p in ZeroShotMethod(real_lm, Answering.of(real_lm, train)).predict(test.inputs)]
     assert all(abs(sum(d.values()) - 1) < 1e-5 for d in probs)
 
 
@@ -65,7 +66,7 @@ def test_shipped_site_task_is_what_prebuild_makes(real_lm):
 
     path = prebuilt.folder(real_lm, "sentiment") / "site.safetensors"
     shipped = load_site(path, real_lm)
-    rebuilt = prebuilt.build_method(real_lm, builtin_task("sentiment"), "site")
+    rebuilt = build_method(real_lm, builtin_task("sentiment"), "site")
     assert torch.allclose(rebuilt.state.t, shipped.t, rtol=1e-4, atol=1e-5)
     assert torch.allclose(rebuilt.state.alpha, shipped.alpha, atol=5e-3)
     assert rebuilt.state.meta.steps == shipped.meta.steps

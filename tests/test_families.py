@@ -14,7 +14,7 @@ import pytest
 import torch
 from families import FAMILIES, tiny_model
 from test_icr import hash_encoder
-from tiny import family_lm, tiny_tokenizer
+from tiny import build_state, family_lm, tiny_tokenizer
 from transformers import BloomConfig, BloomForCausalLM
 
 from icr_app.analyses.anchors.compression import compression_experiment, fixed_demo_prompts
@@ -28,17 +28,17 @@ from icr_app.analyses.rank1.analysis import rank1_analysis
 from icr_app.core.adapter import UnsupportedModelError
 from icr_app.core.attention import attend, attention_weights
 from icr_app.core.models import wrap
+from icr_app.core.prefix import PrefixPool
 from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
-from icr_app.methods.icr.method import ICR
+from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import new_router
-from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteTask, build_site
-from icr_app.methods.site.train import PrefixPool
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteState
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY_SITE = SiteConfig(n_prompts=4, n_demos=2, steps=4, batch_size=4, eval_every=2, patience=2, max_examples=20)
 
@@ -101,8 +101,8 @@ def test_adapter_logits_are_the_models_own(flm):
             cfg.final_logit_softcapping = None
 
 
-def _zero_site(lm, task) -> SiteTask:
-    site = build_site(lm, task, config=TINY_SITE)
+def _zero_site(lm, task) -> SiteState:
+    site = build_state(lm, task, "site", TINY_SITE)
     site.theta = torch.full_like(site.theta, -torch.inf)  # α = sigmoid(-inf) = 0 exactly
     return site
 
@@ -112,7 +112,7 @@ def test_site_alpha_zero_is_zero_shot_exactly(flm, task_name):
     task = builtin_task(task_name)
     train, test = split(task, 6, seed=0)
     site = _zero_site(flm, train)
-    zs = ZeroShot(flm, Answering.of(flm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
+    zs = ZeroShotMethod(flm, Answering.of(flm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
     st = SiteMethod(flm, site).predict(test.inputs, batch_size=3)
     assert [p.label_probs for p in st] == [p.label_probs for p in zs]
     assert [p.generated for p in st] == [p.generated for p in zs]
@@ -152,9 +152,9 @@ def test_icr_untrained_router_is_the_plain_model_and_a_trained_one_routes(flm, s
     layers = [flm.n_layers - 2, flm.n_layers - 1]
     answering = Answering.of(flm, sentiment)
     queries = sentiment.inputs[:4]
-    plain = [p.label_probs for p in ZeroShot(flm, answering).predict(queries)]
+    plain = [p.label_probs for p in ZeroShotMethod(flm, answering).predict(queries)]
     zero = new_router(flm, pids, 32, layers=layers, encoder=hash_encoder)
-    routed_probs = [p.label_probs for p in ICR(flm, answering, zero).predict(queries)]
+    routed_probs = [p.label_probs for p in ICRMethod(flm, answering, zero).predict(queries)]
     assert len(routed_probs) == len(plain)
     for got, want in zip(routed_probs, plain):  # approx compares one flat dict at a time, not a list of them
         assert got == pytest.approx(want, abs=1e-6)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from families import FAMILIES
 from test_task_vector import cancelling_at, no_hooks, tab_view
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.prompts import sample_icl_prompts
@@ -19,11 +19,10 @@ from icr_app.core.trace import Trace
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.function_vector import (
-    FunctionVector,
     FunctionVectorConfig,
     FunctionVectorMeta,
     FunctionVectorMethod,
-    build_function_vector,
+    FunctionVectorState,
     default_top_k,
     indirect_effects,
     mean_head_outputs,
@@ -33,19 +32,19 @@ from icr_app.methods.function_vector import (
     top_heads,
 )
 from icr_app.methods.function_vector_panel import aie_figure, overlap_text
+from icr_app.methods.last_token import gold_and_candidates
 from icr_app.methods.state import built_fields
-from icr_app.methods.task_vector import gold_and_candidates
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = FunctionVectorConfig(n_prompts=3, n_corrupted=2, batch_size=2)
 
 
-def fake_fv(lm, task, fv: torch.Tensor, layer: int = 1, top_k: int = 3) -> FunctionVector:
+def fake_fv(lm, task, fv: torch.Tensor, layer: int = 1, top_k: int = 3) -> FunctionVectorState:
     """A function vector with a chosen vector and a random AIE map, without building one."""
     meta = FunctionVectorMeta(task=task.name, **built_fields(lm, Answering.of(lm, task)), layer=layer,
                               top_k=top_k, n_prompts=0, n_corrupted=0, n_demos=0, build_s=0.0)
     aie = torch.randn(lm.n_layers, lm.n_heads, generator=torch.Generator().manual_seed(3))
-    return FunctionVector(fv, aie, meta, lm.fingerprint)
+    return FunctionVectorState(fv, aie, meta, lm.fingerprint)
 
 
 def corrupted(lm, task_name: str, n: int = 2):
@@ -134,7 +133,7 @@ def test_a_zero_vector_is_zero_shot_exactly(lm, task_name):
     task = builtin_task(task_name)
     queries = task.inputs[:6]
     zero = FunctionVectorMethod(lm, fake_fv(lm, task, torch.zeros(lm.model.config.hidden_size)))
-    zs = ZeroShot(lm, Answering.of(lm, task)).predict(queries, batch_size=3)
+    zs = ZeroShotMethod(lm, Answering.of(lm, task)).predict(queries, batch_size=3)
     got = zero.predict(queries, batch_size=3)
     assert [p.label_probs for p in got] == [p.label_probs for p in zs]
     assert [p.generated for p in got] == [p.generated for p in zs]
@@ -159,7 +158,7 @@ def test_the_vector_is_added_to_the_block_output_at_the_last_token_only(lm):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_build_shapes_on_every_family(family):
     lm = family_lm(family)
-    fv = build_function_vector(lm, builtin_task("sentiment"), config=TINY, shots=2)
+    fv = build_state(lm, builtin_task("sentiment"), "function-vector", TINY, shots=2)
     assert fv.fv.shape == (lm.model.config.hidden_size,) and fv.aie.shape == (lm.n_layers, lm.n_heads)
     assert fv.meta.layer == lm.n_layers // 3 and fv.meta.top_k == default_top_k(lm) == len(fv.heads)
     assert FunctionVectorMethod(lm, fv).stored_parameters == lm.model.config.hidden_size
@@ -169,7 +168,7 @@ def test_build_shapes_on_every_family(family):
 def test_build_uses_its_top_heads_and_evaluates(lm):
     task = builtin_task("headline-topic")
     cfg = replace(TINY, top_k=3, layer=2)
-    fv = build_function_vector(lm, task, config=cfg, shots=2)
+    fv = build_state(lm, task, "function-vector", cfg, shots=2)
     assert fv.meta.top_k == 3 and fv.meta.layer == 2 and len(set(fv.heads)) == 3
     rest = top_heads(fv.aie, lm.n_layers * lm.n_heads)[3:]
     assert min(fv.aie[h] for h in fv.heads) >= max(fv.aie[h] for h in rest)
@@ -182,8 +181,8 @@ def test_build_uses_its_top_heads_and_evaluates(lm):
 
 def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
     task = builtin_task("sentiment")
-    fv = build_function_vector(lm, task, config=TINY, shots=2)
-    back = FunctionVector.load(fv.save(tmp_path / "fv.safetensors"), lm)
+    fv = build_state(lm, task, "function-vector", TINY, shots=2)
+    back = FunctionVectorState.load(fv.save(tmp_path / "fv.safetensors"), lm)
     assert torch.equal(back.fv, fv.fv) and torch.equal(back.aie, fv.aie) and back.meta == fv.meta
     assert back.heads == fv.heads
     queries = task.inputs[:4]
@@ -192,19 +191,19 @@ def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
     other = tiny_lm(n_layers=2)
     path = fake_fv(other, task, torch.ones(64)).save(tmp_path / "o.safetensors")
     with pytest.raises(ArtefactModelError):
-        FunctionVector.load(path, lm)
+        FunctionVectorState.load(path, lm)
     with pytest.raises(ArtefactModelError):
-        FunctionVectorMethod(lm, FunctionVector.load(path))
+        FunctionVectorMethod(lm, FunctionVectorState.load(path))
     (tmp_path / "cut.safetensors").write_bytes(path.read_bytes()[:-7])
     with pytest.raises(ArtefactError):
-        FunctionVector.load(tmp_path / "cut.safetensors")
+        FunctionVectorState.load(tmp_path / "cut.safetensors")
 
 
 def test_no_hooks_remain_after_an_error(lm):
     for stage in ("clean", "indirect"):  # cancelled while reading the clean prompts, then while patching heads
         with pytest.raises(RuntimeError, match="cancelled"):
-            build_function_vector(lm, builtin_task("sentiment"), config=replace(TINY, batch_size=1), shots=2,
-                                  progress=cancelling_at(stage))
+            build_state(lm, builtin_task("sentiment"), "function-vector", replace(TINY, batch_size=1), shots=2,
+                        progress=cancelling_at(stage))
         assert no_hooks(lm)
 
 
@@ -231,7 +230,7 @@ def test_aie_figure_and_the_overlap_text(lm):
     alpha[next(h for h in top_heads(-fv.aie, lm.n_layers * lm.n_heads) if h not in fv.heads)] = 0.5
 
     class Site:  # the part of a built SITE method the tab reads: its α
-        state = type("SiteTask", (), {"alpha": alpha})()
+        state = type("SiteState", (), {"alpha": alpha})()
 
     text = overlap_text(fv, {"site": Site()})
     assert text.startswith("**2 of the top 3 heads**") and all(f"L{a}H{b}" in text for a, b in fv.heads[:2])
@@ -245,5 +244,5 @@ def test_the_tab_offers_the_built_vector_as_a_file(lm):
     assert view({}, None) == (None, not_built(FunctionVectorMethod), "", None)
     fv = fake_fv(lm, builtin_task("sentiment"), torch.arange(64.0), top_k=2)
     figure, text, overlap, path = view({"function-vector": FunctionVectorMethod(lm, fv)}, None)
-    assert torch.equal(FunctionVector.load(path, lm).fv, fv.fv) and "after block 1" in text
+    assert torch.equal(FunctionVectorState.load(path, lm).fv, fv.fv) and "after block 1" in text
     assert "build SITE" in overlap and len(figure.data[1].x) == 2

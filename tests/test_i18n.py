@@ -142,13 +142,13 @@ def test_a_file_for_another_model_and_a_missing_router_are_told_in_chinese(lm, t
     from tiny import tiny_lm
 
     from icr_app.core.artefacts import ArtefactError
+    from icr_app.methods import build_method
     from icr_app.methods.icr.router import pretrained_folder
-    from icr_app.methods.site.artefact import save_site
-    from icr_app.methods.site.method import SiteConfig, SiteMethod, build_site
+    from icr_app.methods.site.method import SiteConfig, SiteMethod
 
     other = tiny_lm(n_layers=2)
-    site = build_site(other, builtin_task("sentiment"), config=SiteConfig(n_prompts=4, n_demos=2, steps=2))
-    path = save_site(site, tmp_path / "other.safetensors")
+    site = build_method(other, builtin_task("sentiment"), "site", SiteConfig(n_prompts=4, n_demos=2, steps=2))
+    path = site.save(tmp_path / "other.safetensors")
     with pytest.raises(ArtefactError) as wrong_model:
         SiteMethod.load(path, lm)
     path.write_bytes(path.read_bytes()[:100])

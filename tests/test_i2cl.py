@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactModelError
@@ -18,17 +18,16 @@ from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.base import Answering
 from icr_app.methods.i2cl.method import (
-    I2CL,
     I2CLConfig,
+    I2CLMethod,
     I2CLState,
-    build_i2cl,
     coefficients,
     context_vectors,
     cosine_with_warmup,
     inject,
 )
 from icr_app.methods.i2cl.view import coefficient_figure
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=2, batch_size=4)
 
@@ -44,12 +43,12 @@ def with_coef(state: I2CLState, coef: torch.Tensor) -> I2CLState:
 @pytest.fixture(scope="module")
 def built(lm):
     """One short build per task kind, shared by the tests that only read it."""
-    return {name: build_i2cl(lm, builtin_task(name), config=TINY) for name in ("sentiment", "antonyms")}
+    return {name: build_state(lm, builtin_task(name), "i2cl", TINY) for name in ("sentiment", "antonyms")}
 
 
 def assert_zero_shot_exactly(method, queries: list[str]) -> list:
     """The method answers exactly as zero-shot with the same answering (prompts, generations, probabilities)."""
-    zs = ZeroShot(method.lm, method.answering).predict(queries, batch_size=3)
+    zs = ZeroShotMethod(method.lm, method.answering).predict(queries, batch_size=3)
     same = method.predict(queries, batch_size=3)
     assert [p.prompt for p in same] == [p.prompt for p in zs]
     assert [p.generated for p in same] == [p.generated for p in zs]
@@ -61,9 +60,9 @@ def assert_zero_shot_exactly(method, queries: list[str]) -> list:
 def test_identity_coefficients_are_zero_shot_exactly(lm, built, name):
     _, test = split(builtin_task(name), 8, seed=0)
     identity = with_coef(built[name], coefficients(lm.n_layers, 0.0, 1.0))
-    zs = assert_zero_shot_exactly(I2CL(lm, identity), test.inputs)
+    zs = assert_zero_shot_exactly(I2CLMethod(lm, identity), test.inputs)
     if name == "sentiment":  # the identity test means something: other coefficients do change the answers
-        moved = I2CL(lm, with_coef(built[name], coefficients(lm.n_layers, 1.0, 0.5))).predict(test.inputs)
+        moved = I2CLMethod(lm, with_coef(built[name], coefficients(lm.n_layers, 1.0, 0.5))).predict(test.inputs)
         assert [p.label_probs for p in moved] != [p.label_probs for p in zs]
     assert no_hooks(lm)
 
@@ -109,7 +108,7 @@ def test_context_vectors_are_demo_means_at_the_separator(lm, built):
 def test_calibration_lowers_its_loss(lm):
     cfg = replace(TINY, demos_per_class=4, calibration_examples=12, epochs=8)
     for loss in ("labels", "vocabulary"):
-        state = build_i2cl(lm, builtin_task("sentiment"), config=replace(cfg, loss=loss))
+        state = build_state(lm, builtin_task("sentiment"), "i2cl", replace(cfg, loss=loss))
         m = state.meta
         assert m.loss == loss and m.steps == 8 * 3
         assert m.calibrated_loss < m.init_loss - 1e-3, m
@@ -130,15 +129,15 @@ def test_open_task_uses_the_vocabulary_and_progress_sees_both_loops(lm):
         seen.append((desc, len(it)))
         return it
 
-    state = build_i2cl(lm, builtin_task("antonyms"), config=TINY, progress=progress)
+    state = build_state(lm, builtin_task("antonyms"), "i2cl", TINY, progress=progress)
     assert state.meta.loss == "vocabulary" and state.meta.labels == [] and state.meta.n_demos == TINY.open_demos
     assert seen == [("I2CL: context vectors", 1), ("I2CL: calibration", TINY.epochs * 2)]
 
 
 def test_hooks_removed_when_a_build_or_call_raises(lm, built):
     state = built["sentiment"]
-    assert_no_hooks_after_errors(lm, lambda progress: build_i2cl(lm, builtin_task("sentiment"), config=TINY,
-                                                                 progress=progress),
+    assert_no_hooks_after_errors(lm, lambda progress: build_state(lm, builtin_task("sentiment"), "i2cl", TINY,
+                                                                  progress=progress),
                                  "I2CL: calibration", inject(lm, state.vectors, state.coef))
 
 
@@ -168,14 +167,14 @@ def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     back = I2CLState.load(state.save(tmp_path / "i.safetensors"), lm)
     assert torch.equal(back.vectors, state.vectors) and torch.equal(back.coef, state.coef) and back.meta == state.meta
     queries = builtin_task("sentiment").inputs[:5]
-    assert [p.label_probs for p in I2CL(lm, back).predict(queries)] == \
-        [p.label_probs for p in I2CL(lm, state).predict(queries)]
+    assert [p.label_probs for p in I2CLMethod(lm, back).predict(queries)] == \
+        [p.label_probs for p in I2CLMethod(lm, state).predict(queries)]
     fig = coefficient_figure(back)
     assert [t.name for t in fig.data] == ["λ attention", "λ mlp", "β attention", "β mlp"]
     assert list(fig.data[2].y) == back.coef[:, 0, 1].tolist()
     other = tiny_lm(n_layers=2)
-    path = build_i2cl(other, builtin_task("sentiment"), config=replace(TINY, epochs=1)).save(tmp_path / "o")
-    assert_refused(lm, path, I2CLState.load, I2CL)
+    path = build_state(other, builtin_task("sentiment"), "i2cl", replace(TINY, epochs=1)).save(tmp_path / "o")
+    assert_refused(lm, path, I2CLState.load, I2CLMethod)
 
 
 def assert_refused(lm, path, load, method) -> None:
@@ -196,12 +195,12 @@ def test_every_family(family):
     """Shapes on each family; the identity is zero-shot there too (parallel and normed blocks included)."""
     flm = model_of(family)
     task = builtin_task("sentiment")
-    state = build_i2cl(flm, task, config=replace(TINY, epochs=1))
+    state = build_state(flm, task, "i2cl", replace(TINY, epochs=1))
     hidden = flm.model.config.hidden_size
     assert state.vectors.shape == (flm.n_layers, 2, hidden) and state.coef.shape == (flm.n_layers, 2, 2)
     assert torch.isfinite(state.vectors).all() and torch.isfinite(state.coef).all()
     queries = task.inputs[:4]
-    assert_zero_shot_exactly(I2CL(flm, with_coef(state, coefficients(flm.n_layers, 0.0, 1.0))), queries)
+    assert_zero_shot_exactly(I2CLMethod(flm, with_coef(state, coefficients(flm.n_layers, 0.0, 1.0))), queries)
     assert no_hooks(flm)
 
 
@@ -241,12 +240,13 @@ def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):
     from icr_app.methods.i2cl.panel import build_tab
 
     view = tab_view(lm, build_tab, "i2cl_view")
-    assert view({}, None) == (None, not_built(I2CL), None)
+    assert view({}, None) == (None, not_built(I2CLMethod), None)
     state = built["sentiment"]
-    fig, info, path = view({"i2cl": I2CL(lm, state)}, None)
+    fig, info, path = view({"i2cl": I2CLMethod(lm, state)}, None)
     assert "sentiment" in info and f"{state.meta.steps} steps" in info
     assert list(fig.data[0].y) == state.coef[:, 0, 0].tolist()
     back = REGISTRY["i2cl"].load(path, lm)
     assert torch.equal(back.state.coef, state.coef) and torch.equal(back.state.vectors, state.vectors)
     assert back.build_s == state.meta.build_s
-    assert view({"i2cl": I2CL(tiny_lm(), state)}, None)[1] == not_built(I2CL)  # built for a model since switched
+    # built for a model since switched
+    assert view({"i2cl": I2CLMethod(tiny_lm(), state)}, None)[1] == not_built(I2CLMethod)

@@ -24,7 +24,7 @@ from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.icr import router as router_module
-from icr_app.methods.icr.method import ICR, ICRConfig
+from icr_app.methods.icr.method import ICRConfig, ICRMethod
 from icr_app.methods.icr.pids import PIDs, extract_pids, random_basis
 from icr_app.methods.icr.router import (
     ICRRouter,
@@ -38,7 +38,7 @@ from icr_app.methods.icr.router import (
 )
 from icr_app.methods.icr.routing import Routes, route_bias, routing
 from icr_app.methods.icr.train import TrainConfig, ce_candidates, icr_loss, train_router, training_examples
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 
 def hash_encoder(texts: list[str]) -> torch.Tensor:
@@ -355,13 +355,13 @@ def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_
     assert not report.failed and report.methods["icr"].n == cfg.holdout
     train, test = split(task, cfg.holdout, seed=0, min_train=SHOTS)
     answering = Answering.of(lm, train)
-    direct = ICR(lm, answering, done).predict(test.inputs, batch_size=4)
+    direct = ICRMethod(lm, answering, done).predict(test.inputs, batch_size=4)
     assert report.methods["icr"].correct == [p.prediction == y for p, y in zip(direct, test.outputs)]
     seen = training_examples(lm, [task], cfg, hash_encoder, Template(), lambda it, **_: it).prompts
     trained_on = [e for e in train.examples if Template().zero_shot(e.input) in set(seen)]
     queries = [e.input for e in trained_on]
     gold = {name: sum(p.label_probs[e.output] for p, e in zip(method.predict(queries), trained_on))
-            for name, method in (("zero-shot", ZeroShot(lm, answering)), ("icr", ICR(lm, answering, done)))}
+            for name, method in (("zero-shot", ZeroShotMethod(lm, answering)), ("icr", ICRMethod(lm, answering, done)))}
     assert len(queries) >= 8 and gold["icr"] > gold["zero-shot"] + 0.02 * len(queries), gold
 
 

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from families import FAMILIES
 from test_i2cl import assert_no_hooks_after_errors, assert_refused, assert_zero_shot_exactly, model_of, tab_view
-from tiny import tiny_lm
+from tiny import build_state, tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.prompts import Template
@@ -20,11 +20,10 @@ from icr_app.core.trace import Trace, main_tensor
 from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.icv.method import (
-    ICV,
     ICVConfig,
+    ICVMethod,
     ICVState,
     _holdout,
-    build_icv,
     inject,
     latent_shifts,
     principal_directions,
@@ -33,7 +32,7 @@ from icr_app.methods.icv.method import (
     validation_score,
 )
 from icr_app.methods.icv.view import sweep_figure
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = ICVConfig(n_demos=4, val_examples=6, strengths=[0.0, 0.1, 0.5])
 
@@ -49,16 +48,16 @@ def at(state: ICVState, strength: float, site: str | None = None) -> ICVState:
 
 @pytest.fixture(scope="module")
 def built(lm):
-    return {name: build_icv(lm, builtin_task(name), config=TINY) for name in ("sentiment", "antonyms")}
+    return {name: build_state(lm, builtin_task(name), "icv", TINY) for name in ("sentiment", "antonyms")}
 
 
 @pytest.mark.parametrize("name", ["sentiment", "antonyms"])
 def test_strength_zero_is_zero_shot_exactly(lm, built, name):
     _, test = split(builtin_task(name), 8, seed=0)
     state = built[name]
-    zs = assert_zero_shot_exactly(ICV(lm, at(state, 0.0)), test.inputs)
+    zs = assert_zero_shot_exactly(ICVMethod(lm, at(state, 0.0)), test.inputs)
     if name == "sentiment":  # and a real strength does change the answers
-        moved = ICV(lm, at(state, 0.5)).predict(test.inputs)
+        moved = ICVMethod(lm, at(state, 0.5)).predict(test.inputs)
         assert [p.label_probs for p in moved] != [p.label_probs for p in zs]
     assert no_hooks(lm)
 
@@ -138,10 +137,10 @@ def test_sweep_scores_each_strength_and_picks_the_best(lm, built):
     m = state.meta
     assert [r["strength"] for r in m.sweep] == TINY.strengths and m.n_val == TINY.val_examples
     for row in m.sweep:
-        assert (row["accuracy"], row["tiebreak"]) == validation_score(ICV(lm, at(state, row["strength"])), val)
+        assert (row["accuracy"], row["tiebreak"]) == validation_score(ICVMethod(lm, at(state, row["strength"])), val)
     best = max(m.sweep, key=lambda r: (r["accuracy"], r["tiebreak"], -r["strength"]))
     assert m.strength == best["strength"]
-    zs = ZeroShot(lm, m.answering()).predict(val.inputs)
+    zs = ZeroShotMethod(lm, m.answering()).predict(val.inputs)
     assert m.sweep[0]["accuracy"] == sum(p.prediction == y for p, y in zip(zs, val.outputs)) / len(val.examples)
     fig = sweep_figure(state)
     assert list(fig.data[0].x) == TINY.strengths and list(fig.data[1].x) == [m.strength]
@@ -154,12 +153,12 @@ def test_validation_is_held_out_from_the_demonstrations(lm):
     assert len(pool.examples) + len(val.examples) == len(task.examples)
     small = task.subset([0, 1])
     with pytest.raises(ValueError, match="at least 3"):
-        build_icv(lm, small, config=TINY)
+        build_state(lm, small, "icv", TINY)
 
 
 def test_hooks_removed_when_a_build_or_call_raises(lm, built):
-    assert_no_hooks_after_errors(lm, lambda progress: build_icv(lm, builtin_task("sentiment"), config=TINY,
-                                                                progress=progress),
+    assert_no_hooks_after_errors(lm, lambda progress: build_state(lm, builtin_task("sentiment"), "icv", TINY,
+                                                                  progress=progress),
                                  "ICV: choosing λ", inject(lm, built["sentiment"].directions, 0.2))
 
 
@@ -168,10 +167,10 @@ def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     back = ICVState.load(state.save(tmp_path / "v.safetensors"), lm)
     assert torch.equal(back.directions, state.directions) and back.meta == state.meta
     queries = builtin_task("sentiment").inputs[:5]
-    assert [p.label_probs for p in ICV(lm, back).predict(queries)] == \
-        [p.label_probs for p in ICV(lm, state).predict(queries)]
-    path = build_icv(tiny_lm(n_layers=2), builtin_task("sentiment"), config=TINY).save(tmp_path / "o")
-    assert_refused(lm, path, ICVState.load, ICV)
+    assert [p.label_probs for p in ICVMethod(lm, back).predict(queries)] == \
+        [p.label_probs for p in ICVMethod(lm, state).predict(queries)]
+    path = build_state(tiny_lm(n_layers=2), builtin_task("sentiment"), "icv", TINY).save(tmp_path / "o")
+    assert_refused(lm, path, ICVState.load, ICVMethod)
 
 
 @pytest.mark.parametrize("family", ["gqa", *FAMILIES])
@@ -179,11 +178,11 @@ def test_every_family(family):
     """Shapes on each family; λ = 0 is zero-shot; both sites keep the norm there too."""
     flm = model_of(family)
     task = builtin_task("sentiment")
-    state = build_icv(flm, task, config=replace(TINY, strengths=[0.0, 0.2]))
+    state = build_state(flm, task, "icv", replace(TINY, strengths=[0.0, 0.2]))
     assert state.directions.shape == (flm.n_layers, flm.model.config.hidden_size)
     torch.testing.assert_close(state.directions.norm(dim=-1), torch.ones(flm.n_layers))
     queries = task.inputs[:4]
-    assert_zero_shot_exactly(ICV(flm, at(state, 0.0)), queries)
+    assert_zero_shot_exactly(ICVMethod(flm, at(state, 0.0)), queries)
     enc = encode(flm, queries)
     for site in ("block", "mlp"):
         modules = steered_modules(flm, site)
@@ -216,9 +215,9 @@ def test_tab_shows_the_built_icv_and_offers_its_file(lm, built):
     from icr_app.methods.icv.panel import build_tab
 
     view = tab_view(lm, build_tab, "icv_view")
-    assert view({}, None) == (None, not_built(ICV), None)
+    assert view({}, None) == (None, not_built(ICVMethod), None)
     state = built["sentiment"]
-    fig, info, path = view({"icv": ICV(lm, state)}, None)
+    fig, info, path = view({"icv": ICVMethod(lm, state)}, None)
     assert f"λ = {state.meta.strength:g}" in info
     assert list(fig.data[0].y) == [r["accuracy"] for r in state.meta.sweep]
     back = REGISTRY["icv"].load(path, lm)

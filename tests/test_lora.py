@@ -11,7 +11,7 @@ import torch
 from families import FAMILIES
 from peft import set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.scoring import encode, prefill
@@ -19,24 +19,23 @@ from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.lora.method import (
-    LoraAdapter,
+    LoraConfig,
     LoraMethod,
-    LoraSettings,
-    build_lora,
+    LoraState,
     config_from_json,
     with_adapter,
 )
 from icr_app.methods.lora.view import parameter_bars, training_curve
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
-TINY = LoraSettings(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2)
-
-
-def untrained(lm, task, settings: LoraSettings = TINY) -> LoraAdapter:
-    return build_lora(lm, task, Answering.of(lm, task), replace(settings, steps=0))
+TINY = LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2)
 
 
-def randomised(adapter: LoraAdapter, seed: int = 0) -> LoraAdapter:
+def untrained(lm, task, settings: LoraConfig = TINY) -> LoraState:
+    return build_state(lm, task, "lora", replace(settings, steps=0))
+
+
+def randomised(adapter: LoraState, seed: int = 0) -> LoraState:
     """The same adapter with random B (a trained-looking update, so merging has something to merge)."""
     gen = torch.Generator().manual_seed(seed)
     tensors = {k: torch.randn(v.shape, generator=gen) * 0.2 if "lora_B" in k else v for k, v in adapter.tensors.items()}
@@ -68,7 +67,7 @@ def test_untrained_adapter_is_zero_shot_exactly(lm, name):
     adapter = untrained(lm, train)
     assert any("lora_A" in k and v.abs().sum() > 0 for k, v in adapter.tensors.items())  # A random, B = 0
     assert all(v.abs().sum() == 0 for k, v in adapter.tensors.items() if "lora_B" in k)
-    zs = ZeroShot(lm, Answering.of(lm, train)).predict(test.inputs, batch_size=3)
+    zs = ZeroShotMethod(lm, Answering.of(lm, train)).predict(test.inputs, batch_size=3)
     assert same_answers(LoraMethod(lm, adapter).predict(test.inputs, batch_size=3), zs)
 
 
@@ -92,7 +91,7 @@ def test_every_family_shapes_merge_and_shared_model(family):
             assert adapter.tensors[key].shape == (TINY.rank, fan_in)
             assert adapter.tensors[key.replace("lora_A", "lora_B")].shape == (fan_out, TINY.rank)
     queries = task.inputs[:6]
-    zs = ZeroShot(flm, Answering.of(flm, task)).predict(queries, batch_size=4)
+    zs = ZeroShotMethod(flm, Answering.of(flm, task)).predict(queries, batch_size=4)
     assert same_answers(LoraMethod(flm, adapter).predict(queries, batch_size=4), zs)
 
     trained = randomised(adapter)
@@ -118,7 +117,7 @@ def test_all_linear_targets_attention_and_mlp(lm):
     qv = untrained(lm, builtin_task("sentiment"))
     assert adapter.n_parameters > 3 * qv.n_parameters
     queries = builtin_task("sentiment").inputs[:4]
-    assert same_answers(LoraMethod(lm, adapter).predict(queries), ZeroShot(lm, LoraMethod(lm, adapter).answering)
+    assert same_answers(LoraMethod(lm, adapter).predict(queries), ZeroShotMethod(lm, LoraMethod(lm, adapter).answering)
                         .predict(queries))
 
 
@@ -126,21 +125,21 @@ def test_training_lowers_the_loss(lm):
     """On the tiny model LoRA learns at least the answers' form: the held-out answer loss falls, and the
     training examples' gold label gets more probability than zero-shot gives it."""
     task = builtin_task("sentiment")
-    cfg = LoraSettings(steps=30, lr=5e-3, batch_size=8, max_examples=40, eval_every=5, patience=10)
+    cfg = LoraConfig(steps=30, lr=5e-3, batch_size=8, max_examples=40, eval_every=5, patience=10)
     seen = []
 
     def progress(it, **_):
         seen.append(len(it))
         return it
 
-    adapter = build_lora(lm, task, settings=cfg, progress=progress)
+    adapter = build_state(lm, task, "lora", cfg, progress=progress)
     c = adapter.meta.curve
     assert seen == [cfg.steps] and c.best_step > 0 and len(c.train_loss) <= cfg.steps
     assert c.val_loss[c.val_step.index(c.best_step)] < c.val_loss[0]
     assert sum(c.train_loss[-5:]) < sum(c.train_loss[:5])
     queries, gold = task.inputs[:16], task.outputs[:16]
     tuned = LoraMethod(lm, adapter).predict(queries)
-    plain = ZeroShot(lm, Answering.of(lm, task)).predict(queries)
+    plain = ZeroShotMethod(lm, Answering.of(lm, task)).predict(queries)
     assert sum(p.label_probs[y] for p, y in zip(tuned, gold)) > sum(p.label_probs[y] for p, y in zip(plain, gold))
     fig = training_curve(adapter)
     assert list(fig.data[0].y) == c.train_loss and list(fig.data[2].y) == c.val_accuracy
@@ -157,9 +156,9 @@ def test_shared_model_untouched_after_an_error_mid_training(lm):
             yield x
 
     with pytest.raises(RuntimeError, match="cancelled"):
-        build_lora(lm, builtin_task("sentiment"), settings=TINY, progress=cancel_at_third)
+        build_state(lm, builtin_task("sentiment"), "lora", TINY, progress=cancel_at_third)
     assert untouched(lm, before)
-    build_lora(lm, builtin_task("antonyms"), settings=replace(TINY, lr=1e-2))
+    build_state(lm, builtin_task("antonyms"), "lora", replace(TINY, lr=1e-2))
     assert untouched(lm, before)
 
 
@@ -176,8 +175,8 @@ def test_evaluate_reports_lora_as_a_method(lm):
 
 def test_artefact_round_trip_is_bit_exact(lm, tmp_path):
     task = builtin_task("sentiment")
-    adapter = randomised(build_lora(lm, task, settings=TINY))
-    back = LoraAdapter.load(adapter.save(tmp_path / "a.safetensors"), lm)
+    adapter = randomised(build_state(lm, task, "lora", TINY))
+    back = LoraState.load(adapter.save(tmp_path / "a.safetensors"), lm)
     assert back.tensors.keys() == adapter.tensors.keys()
     assert all(torch.equal(back.tensors[k], adapter.tensors[k]) for k in adapter.tensors)
     assert back.peft == adapter.peft and back.meta == adapter.meta and back.fingerprint == lm.fingerprint
@@ -188,35 +187,35 @@ def test_artefact_round_trip_is_bit_exact(lm, tmp_path):
 def test_wrong_model_and_odd_files_are_refused(lm, tmp_path):
     other = tiny_lm(n_layers=2)
     path = untrained(other, builtin_task("sentiment")).save(tmp_path / "other.safetensors")
-    assert LoraAdapter.load(path).fingerprint == other.fingerprint  # readable without a model
+    assert LoraState.load(path).fingerprint == other.fingerprint  # readable without a model
     with pytest.raises(ArtefactModelError, match="made for model"):
-        LoraAdapter.load(path, lm)
+        LoraState.load(path, lm)
     with pytest.raises(ArtefactModelError, match="trained on model"):
-        LoraMethod(lm, LoraAdapter.load(path))
+        LoraMethod(lm, LoraState.load(path))
 
     adapter = untrained(lm, builtin_task("sentiment"))
     for change in ({"use_dora": True}, {"layer_replication": [[0, 2]]}, {"target_modules": ".*"}, {"r": "8"}):
         odd = replace(adapter, peft={**adapter.peft, **change}).save(tmp_path / "odd.safetensors")
         with pytest.raises(ArtefactError):
-            LoraAdapter.load(odd, lm)
+            LoraState.load(odd, lm)
     short = {k: v for k, v in adapter.tensors.items() if ".0." not in k}
     with pytest.raises(ArtefactError, match="do not fit"):
         LoraMethod(lm, replace(adapter, tensors=short))
     data = adapter.save(tmp_path / "a.safetensors").read_bytes()
     (tmp_path / "flip.safetensors").write_bytes(data[:-10] + bytes([data[-10] ^ 1]) + data[-9:])
     with pytest.raises(ArtefactError, match="checksum"):
-        LoraAdapter.load(tmp_path / "flip.safetensors", lm)
+        LoraState.load(tmp_path / "flip.safetensors", lm)
 
 
 def test_flags():
     from icr_app.cli import build_parser
-    from icr_app.cli.common import method_config
+    from icr_app.core.commandline import method_config
     from icr_app.methods import REGISTRY
 
     spec = REGISTRY["lora"]
     assert spec.kind == "fine-tuning" and "fine-tuning" in spec.title and "not in-context" in spec.description
     args = build_parser().parse_args(["eval", "--data", "x", "--lora-targets", "all-linear", "--lora-steps", "7"])
-    assert method_config(args, spec) == replace(LoraSettings(), targets="all-linear", steps=7)
+    assert method_config(args, spec) == replace(LoraConfig(), targets="all-linear", steps=7)
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +238,7 @@ def test_app_tab_trains_answers_and_round_trips_the_adapter(server, lm, tmp_path
     c = Client(server, verbose=False)
     c.predict("sentiment", api_name="/load_builtin")
     curve, bars, info, download = c.predict(4, 0, api_name="/build_lora")
-    adapter = LoraAdapter.load(download, lm)
+    adapter = LoraState.load(download, lm)
     assert "LoRA for **sentiment**" in info and adapter.meta.task == "sentiment"
     assert len(adapter.meta.curve.train_loss) == 4
     assert json.loads(curve["plot"])["data"][0]["y"] == adapter.meta.curve.train_loss

@@ -6,37 +6,37 @@ import json
 import pytest
 
 from icr_app.cli import build_parser, main
-from icr_app.cli.common import method_config
+from icr_app.core.commandline import method_config
 from icr_app.core.models import ModelNotFoundError, load_model
 from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace
 from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY, parse_entry
 from icr_app.methods.base import Answering, MethodSpec, is_correct
-from icr_app.methods.few_shot import FewShot
+from icr_app.methods.few_shot import FewShotMethod
 from icr_app.methods.site import SiteConfig
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 from icr_app.stats import paired, wilson
 
 
 def test_zero_and_few_shot_predictions(lm):
     train, test = split(builtin_task("sentiment"), 6, seed=0)
     answering = Answering.of(lm, train)
-    zs = ZeroShot(lm, answering).predict(test.inputs)
-    fs = FewShot(lm, answering, train, shots=4, seed=0).predict(test.inputs)
+    zs = ZeroShotMethod(lm, answering).predict(test.inputs)
+    fs = FewShotMethod(lm, answering, train, shots=4, seed=0).predict(test.inputs)
     for z, f, x in zip(zs, fs, test.inputs):
         assert z.prompt == f"Input: {x}\nOutput:"
         assert f.prompt.count("Output:") == 5 and f.prompt.endswith(z.prompt)
         assert f.prompt_tokens > z.prompt_tokens
         assert set(z.label_probs) == {"positive", "negative"}
         assert z.prediction == max(z.label_probs, key=z.label_probs.get)
-    again = FewShot(lm, answering, train, shots=4, seed=0).predict(test.inputs)
+    again = FewShotMethod(lm, answering, train, shots=4, seed=0).predict(test.inputs)
     assert [p.prompt for p in again] == [p.prompt for p in fs]
 
 
 def test_predict_order_is_kept_across_length_sorted_batches(lm):
     train, test = split(builtin_task("antonyms"), 7, seed=1)
-    method = ZeroShot(lm, Answering.of(lm, train))
+    method = ZeroShotMethod(lm, Answering.of(lm, train))
     batched = method.predict(test.inputs, batch_size=3)
     single = [method.predict([x])[0] for x in test.inputs]
     assert [p.query for p in batched] == test.inputs
@@ -51,7 +51,7 @@ def test_evaluate_report(lm):
     assert fs.latency_ratio_to_zero_shot == pytest.approx(fs.latency_s / zs.latency_s)
     assert 0 <= zs.accuracy <= 1 and fs.mean_prompt_tokens > zs.mean_prompt_tokens
     train, test = split(builtin_task("headline-topic"), 8, seed=0, min_train=4)
-    preds = ZeroShot(lm, Answering.of(lm, train)).predict(test.inputs)
+    preds = ZeroShotMethod(lm, Answering.of(lm, train)).predict(test.inputs)
     assert zs.correct == [is_correct(p, y) for p, y in zip(preds, test.outputs)]  # per item, in test order
     assert sum(fs.correct) / len(fs.correct) == fs.accuracy
     assert zs.ci95 == wilson(sum(zs.correct), 8) and zs.ci95[0] <= zs.accuracy <= zs.ci95[1]

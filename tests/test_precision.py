@@ -37,17 +37,16 @@ from icr_app.core.models import load_model
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
-from icr_app.methods import REGISTRY
+from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering
 from icr_app.methods.i2cl.method import coefficients
 from icr_app.methods.icr import router as router_module
-from icr_app.methods.icr.method import ICR, ICRConfig
+from icr_app.methods.icr.method import ICRConfig, ICRMethod
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import ICRRouter, new_router
-from icr_app.methods.icv.method import ICV
+from icr_app.methods.icv.method import ICVMethod
 from icr_app.methods.lora.method import LoraMethod
 from icr_app.methods.site.method import SiteMethod
-from icr_app.prebuilt import build_method
 
 OFFLOADED = "llama-offloaded"  # the tiny Llama in bf16 with blocks 1 and 2 on disk
 DISK_BLOCKS = (1, 2)
@@ -145,7 +144,7 @@ def test_strength_zero_is_zero_shot_exactly(low, built):
     site, i2cl, icv = built["site"].state, built["i2cl"].state, built["icv"].state
     assert_zero_shot_exactly(SiteMethod(low, replace(site, theta=torch.full_like(site.theta, -torch.inf))), queries)
     assert_zero_shot_exactly(type(built["i2cl"])(low, with_coef(i2cl, coefficients(low.n_layers, 0.0, 1.0))), queries)
-    assert_zero_shot_exactly(ICV(low, replace(icv, meta=replace(icv.meta, strength=0.0))), queries)
+    assert_zero_shot_exactly(ICVMethod(low, replace(icv, meta=replace(icv.meta, strength=0.0))), queries)
     assert_zero_shot_exactly(built["icr"], queries)  # the router is untrained: α = 0
     train, test = split(builtin_task("antonyms"), 3, seed=0)
     assert_zero_shot_exactly(LoraMethod(low, untrained(low, train)), test.inputs)
@@ -189,7 +188,7 @@ def fp32_artefacts(tmp_path_factory):
     lm = load_model(path, LoadOptions(dtype="float32"))
     task = builtin_task("sentiment")
     cfg = configs(router_folder(lm, tmp / "router"))
-    files = {name: REGISTRY[name].save(build_method(lm, task, name, cfg[name]), tmp / f"{name}.safetensors")
+    files = {name: build_method(lm, task, name, cfg[name]).save(tmp / f"{name}.safetensors")
              for name in ("site", "i2cl", "icv", "lora")}
     return lm, path, files, cfg["icr"].router
 
@@ -210,7 +209,7 @@ def test_an_fp32_artefact_loads_and_answers_on_a_bf16_and_an_offloaded_model(fp3
         assert all(abs(sum(p.label_probs.values()) - 1) < 1e-3 for p in got), name
     loaded = ICRRouter.load(router, low)
     assert loaded.meta["dtype"] == "float32"
-    assert_zero_shot_exactly(ICR(low, Answering.of(low, builtin_task("sentiment")), loaded), queries)
+    assert_zero_shot_exactly(ICRMethod(low, Answering.of(low, builtin_task("sentiment")), loaded), queries)
 
 
 def test_max_memory_too_small_is_refused_before_loading(tmp_path, capsys):

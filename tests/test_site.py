@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
+from icr_app.core.prefix import PrefixPool
 from icr_app.core.scoring import LabelError, encode, prefill
 from icr_app.core.tasks import builtin_task, load_task, make_task, split
 from icr_app.core.trace import Trace
@@ -19,15 +20,15 @@ from icr_app.methods.base import Answering
 from icr_app.methods.site import train as site_train
 from icr_app.methods.site.artefact import load_site, save_site
 from icr_app.methods.site.inject import inject, mix_at
-from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteTask, _examples, build_site
-from icr_app.methods.site.train import PrefixPool, Scorer, accumulate_grad, train_theta
+from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteState, _examples
+from icr_app.methods.site.train import Scorer, accumulate_grad, train_theta
 from icr_app.methods.site.view import alpha_heatmap
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = SiteConfig(n_prompts=4, n_demos=2, steps=6, batch_size=4, eval_every=2, patience=2, max_examples=20)
 
 
-def fake_site(lm, task, alpha: torch.Tensor, seed: int = 0) -> SiteTask:
+def fake_site(lm, task, alpha: torch.Tensor, seed: int = 0) -> SiteState:
     """A SITE task with random embeddings and a chosen α (θ = logit α, so α = 0 and 1 are exact)."""
     gen = torch.Generator().manual_seed(seed)
     answering = Answering.of(lm, task)
@@ -37,7 +38,7 @@ def fake_site(lm, task, alpha: torch.Tensor, seed: int = 0) -> SiteTask:
         best_step=0, train_loss=0.0, val_loss=0.0, val_accuracy=0.0, build_s=0.0,
     )
     t = torch.randn(lm.n_layers, lm.n_heads, lm.head_dim, generator=gen) * 3
-    return SiteTask(t=t, theta=torch.logit(alpha.double()).float(), meta=meta, fingerprint=lm.fingerprint)
+    return SiteState(t=t, theta=torch.logit(alpha.double()).float(), meta=meta, fingerprint=lm.fingerprint)
 
 
 def o_proj_inputs(lm, prompts: list[str], ctx=None) -> list[torch.Tensor]:
@@ -66,7 +67,7 @@ def test_alpha_zero_equals_zero_shot_exactly(lm, name):
     task = builtin_task(name)
     train, test = split(task, 8, seed=0)
     site = fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))
-    zs = ZeroShot(lm, Answering.of(lm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
+    zs = ZeroShotMethod(lm, Answering.of(lm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
     st = SiteMethod(lm, site).predict(test.inputs, batch_size=3)
     assert [p.prompt for p in st] == [p.prompt for p in zs]
     assert [p.generated for p in st] == [p.generated for p in zs]
@@ -110,7 +111,7 @@ def test_hooks_removed_when_a_call_raises(lm):
             yield x
 
     with pytest.raises(RuntimeError, match="cancelled"):  # the app cancels by raising inside progress
-        build_site(lm, task, config=TINY, progress=cancel_at_third)
+        build_state(lm, task, "site", TINY, progress=cancel_at_third)
     assert no_hooks_left(lm)
     assert all(torch.equal(a, b) for a, b in zip(before, o_proj_inputs(lm, ["Input: fine\nOutput:"])))
 
@@ -141,7 +142,7 @@ def test_build_trains_alpha_and_evaluates(lm, name):
         seen.append(len(it))
         return it
 
-    site = build_site(lm, task, config=TINY, progress=progress)
+    site = build_state(lm, task, "site", TINY, progress=progress)
     assert site.t.shape == (lm.n_layers, lm.n_heads, lm.head_dim) and site.theta.shape == (lm.n_layers, lm.n_heads)
     assert seen == [1, TINY.steps]  # stage-1 batches, then the training steps
     m = site.meta
@@ -158,15 +159,15 @@ def test_build_trains_alpha_and_evaluates(lm, name):
 def test_training_lowers_the_loss_on_a_learnable_task(lm):
     """With embeddings from the task itself, α should move to cut the held-out first-token loss."""
     cfg = SiteConfig(n_prompts=8, n_demos=3, steps=30, batch_size=8, eval_every=5, patience=10, max_examples=48)
-    site = build_site(lm, builtin_task("sentiment"), config=cfg)
-    zero = build_site(lm, builtin_task("sentiment"), config=replace(cfg, steps=0))
+    site = build_state(lm, builtin_task("sentiment"), "site", cfg)
+    zero = build_state(lm, builtin_task("sentiment"), "site", replace(cfg, steps=0))
     assert site.meta.val_loss < zero.meta.val_loss
     assert not torch.equal(site.theta, torch.zeros_like(site.theta))
 
 
 def test_save_load_round_trip_is_bit_exact(lm, tmp_path):
     task = builtin_task("sentiment")
-    site = build_site(lm, task, config=TINY)
+    site = build_state(lm, task, "site", TINY)
     path = save_site(site, tmp_path / "s.safetensors")
     back = load_site(path, lm)
     assert torch.equal(back.t, site.t) and torch.equal(back.theta, site.theta) and back.meta == site.meta
@@ -240,7 +241,7 @@ def test_cli_site_build(tiny_checkpoint, tmp_path, capsys):
 
 def test_paper_preset_and_flags():
     from icr_app.cli import build_parser
-    from icr_app.cli.common import method_config
+    from icr_app.core.commandline import method_config
     from icr_app.methods import REGISTRY
 
     def config(*flags: str) -> SiteConfig:
@@ -256,7 +257,7 @@ def test_paper_preset_and_flags():
 def test_real_model_alpha_zero_and_cached_prefix(real_lm):
     task = builtin_task("sentiment")
     site = fake_site(real_lm, task, torch.zeros(real_lm.n_layers, real_lm.n_heads))
-    prompts = [ZeroShot(real_lm, Answering.of(real_lm, task)).prompt(x) for x in task.inputs[:4]]
+    prompts = [ZeroShotMethod(real_lm, Answering.of(real_lm, task)).prompt(x) for x in task.inputs[:4]]
     with torch.no_grad():
         plain = prefill(real_lm, encode(real_lm, prompts))
         assert torch.equal(prefill(real_lm, encode(real_lm, prompts), intervention=inject(real_lm, site.t,
@@ -276,13 +277,13 @@ def test_shared_first_token_labels_build_with_the_answer_objective_and_not_the_f
     answering = Answering.of(lm, train, labels=task.labels)
     assert not SiteMethod(lm, fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))).label_set.first_token_unique
     cfg = SiteConfig(n_prompts=4, n_demos=3, steps=4, batch_size=8, eval_every=2, patience=2, max_examples=40)
-    site = build_site(lm, train, answering, cfg)
+    site = build_state(lm, train, "site", cfg, answering=answering)
     assert site.meta.objective == "answer" and site.theta.shape == (lm.n_layers, lm.n_heads)
-    zs = ZeroShot(lm, Answering.of(lm, train)).predict(test.inputs, batch_size=3)  # the fake task's label order
+    zs = ZeroShotMethod(lm, Answering.of(lm, train)).predict(test.inputs, batch_size=3)  # the fake task's label order
     off = SiteMethod(lm, fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))).predict(test.inputs, batch_size=3)
     assert [p.label_probs for p in off] == [p.label_probs for p in zs]
     with pytest.raises(LabelError, match="share their first token"):
-        build_site(lm, train, answering, replace(cfg, objective="first-token"))
+        build_state(lm, train, "site", replace(cfg, objective="first-token"), answering=answering)
 
 
 RENAMED = {"sports": "new york", "business": "new jersey", "science": "boston", "politics": "boston red sox"}
@@ -418,5 +419,5 @@ def test_decode_time_injection_is_off_by_default_and_touches_every_generated_tok
     assert a[0].first_token == b[0].first_token  # the prefill is injected once either way
     zero = fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))
     assert [p.generated for p in SiteMethod(lm, zero, decode_inject=True).predict(test.inputs)] == \
-        [p.generated for p in ZeroShot(lm, Answering.of(lm, train)).predict(test.inputs)]
+        [p.generated for p in ZeroShotMethod(lm, Answering.of(lm, train)).predict(test.inputs)]
     assert n_once > 1 and len(seen) == 2 * n_once and no_hooks_left(lm)

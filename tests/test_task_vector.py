@@ -8,7 +8,7 @@ import pytest
 import torch
 from families import FAMILIES
 from test_i2cl import tab_view
-from tiny import family_lm, tiny_lm
+from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.capture import blocks, last_token_states
@@ -16,22 +16,18 @@ from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering, Method
+from icr_app.methods.last_token import edit_block_output, gold_and_candidates, last_token_variants, replace_last
 from icr_app.methods.state import built_fields
 from icr_app.methods.task_vector import (
-    TaskVector,
     TaskVectorConfig,
     TaskVectorMeta,
     TaskVectorMethod,
+    TaskVectorState,
     best_layer,
-    build_task_vector,
-    edit_block_output,
-    gold_and_candidates,
     holdout,
-    last_token_variants,
-    replace_last,
 )
 from icr_app.methods.task_vector_panel import layer_figure
-from icr_app.methods.zero_shot import ZeroShot
+from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = TaskVectorConfig(n_prompts=4, val_size=6, batch_size=4)
 
@@ -40,12 +36,12 @@ def no_hooks(lm) -> bool:
     return not any(m._forward_hooks or m._forward_pre_hooks for m in lm.model.modules())
 
 
-def fake_tv(lm, task, layer: int, theta: torch.Tensor, accuracy: torch.Tensor | None = None) -> TaskVector:
+def fake_tv(lm, task, layer: int, theta: torch.Tensor, accuracy: torch.Tensor | None = None) -> TaskVectorState:
     """A task vector with a chosen θ and block (and sweep numbers), without building one."""
     acc = torch.zeros(lm.n_layers) if accuracy is None else accuracy
     meta = TaskVectorMeta(task=task.name, **built_fields(lm, Answering.of(lm, task)), layer=layer, n_prompts=0,
                           n_demos=0, n_val=4, zero_shot_val_accuracy=0.25, build_s=0.0)
-    return TaskVector(theta, acc, acc / 2, meta, lm.fingerprint)
+    return TaskVectorState(theta, acc, acc / 2, meta, lm.fingerprint)
 
 
 def full_prompt_scores(lm, prompts, gold, candidates, states):
@@ -91,7 +87,7 @@ def test_fast_sweep_equals_patching_the_full_prompt(family, task_name):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_build_shapes_on_every_family(family):
     lm = family_lm(family)
-    tv = build_task_vector(lm, builtin_task("sentiment"), config=TINY, shots=2)
+    tv = build_state(lm, builtin_task("sentiment"), "task-vector", TINY, shots=2)
     assert tv.theta.shape == (lm.model.config.hidden_size,)
     assert tv.layer_accuracy.shape == tv.layer_gold_prob.shape == (lm.n_layers,)
     assert 0 <= tv.meta.layer < lm.n_layers and tv.meta.n_val == 6 and tv.meta.n_demos == 2
@@ -111,7 +107,7 @@ def test_evaluates_beside_the_baselines(lm):
 def test_patching_the_query_own_state_is_zero_shot_exactly(lm, task_name):
     """The identity patch: each query's own last-token state after the block, written back, changes nothing."""
     task = builtin_task(task_name)
-    zs = ZeroShot(lm, Answering.of(lm, task))
+    zs = ZeroShotMethod(lm, Answering.of(lm, task))
     layer = 1
     for x in task.inputs[:3]:
         own = last_token_states(lm, [zs.prompt(x)], {layer: lm.adapter.blocks[layer]})[layer][0]
@@ -124,7 +120,7 @@ def test_last_block_vector_carries_the_few_shot_answer_over(lm):
     """Replaced (not added) after the LAST block, a few-shot prompt's state makes a zero-shot query answer exactly
     as that prompt does: the patch sits on the block output at the last real token."""
     task = builtin_task("sentiment")
-    zs = ZeroShot(lm, Answering.of(lm, task))
+    zs = ZeroShotMethod(lm, Answering.of(lm, task))
     queries = task.inputs[3:6]
     few = zs.template.few_shot(list(task.examples[:3]), queries[0])
     last = lm.n_layers - 1
@@ -142,7 +138,7 @@ def test_chosen_layer_is_the_one_inference_confirms(lm):
     and no block scores better."""
     task = builtin_task("headline-topic")
     answering = Answering.of(lm, task)
-    tv = build_task_vector(lm, task, answering, TINY, shots=2)
+    tv = build_state(lm, task, "task-vector", TINY, answering=answering, shots=2)
     _, val = holdout(task, TINY.val_size, seed=0)
     method = TaskVectorMethod(lm, tv)
     preds = method.predict([e.input for e in val], batch_size=4)
@@ -151,7 +147,7 @@ def test_chosen_layer_is_the_one_inference_confirms(lm):
     assert accuracy == pytest.approx(float(tv.layer_accuracy[tv.meta.layer]))
     assert sum(gold_probs) / len(val) == pytest.approx(float(tv.layer_gold_prob[tv.meta.layer]), abs=1e-5)
     assert tv.meta.layer == best_layer(tv.layer_accuracy, tv.layer_gold_prob)
-    fixed = build_task_vector(lm, task, answering, replace(TINY, layer=0), shots=2)
+    fixed = build_state(lm, task, "task-vector", replace(TINY, layer=0), answering=answering, shots=2)
     assert fixed.meta.layer == 0 and torch.equal(fixed.layer_accuracy, tv.layer_accuracy)
 
 
@@ -164,8 +160,8 @@ def test_best_layer_breaks_ties_by_gold_probability():
 
 def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
     task = builtin_task("sentiment")
-    tv = build_task_vector(lm, task, config=TINY, shots=2)
-    back = TaskVector.load(tv.save(tmp_path / "tv.safetensors"), lm)
+    tv = build_state(lm, task, "task-vector", TINY, shots=2)
+    back = TaskVectorState.load(tv.save(tmp_path / "tv.safetensors"), lm)
     for name in ("theta", "layer_accuracy", "layer_gold_prob"):
         assert torch.equal(getattr(back, name), getattr(tv, name))
     assert back.meta == tv.meta and back.fingerprint == lm.fingerprint
@@ -175,12 +171,12 @@ def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
     other = tiny_lm(n_layers=2)
     path = fake_tv(other, task, 1, torch.ones(64)).save(tmp_path / "other.safetensors")
     with pytest.raises(ArtefactModelError):
-        TaskVector.load(path, lm)
+        TaskVectorState.load(path, lm)
     with pytest.raises(ArtefactModelError):
-        TaskVectorMethod(lm, TaskVector.load(path))
+        TaskVectorMethod(lm, TaskVectorState.load(path))
     (tmp_path / "cut.safetensors").write_bytes(path.read_bytes()[:100])
     with pytest.raises(ArtefactError):
-        TaskVector.load(tmp_path / "cut.safetensors")
+        TaskVectorState.load(tmp_path / "cut.safetensors")
 
 
 def cancelling_at(stage: str):
@@ -198,8 +194,8 @@ def cancelling_at(stage: str):
 @pytest.mark.parametrize("stage", ["prompts", "sweep"])
 def test_no_hooks_remain_after_an_error(lm, stage):
     with pytest.raises(RuntimeError, match="cancelled"):
-        build_task_vector(lm, builtin_task("sentiment"), config=replace(TINY, batch_size=1), shots=2,
-                          progress=cancelling_at(stage))
+        build_state(lm, builtin_task("sentiment"), "task-vector", replace(TINY, batch_size=1), shots=2,
+                    progress=cancelling_at(stage))
     assert no_hooks(lm)
     tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.ones(64))
     with pytest.raises(RuntimeError, match="mid-way"):
@@ -226,13 +222,13 @@ def test_the_tab_offers_the_built_vector_as_a_file(lm):
     assert view({}, None) == (None, not_built(TaskVectorMethod), None)
     tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.arange(64.0))
     figure, text, path = view({"task-vector": TaskVectorMethod(lm, tv)}, None)
-    assert torch.equal(TaskVector.load(path, lm).theta, tv.theta) and "block 2" in text
+    assert torch.equal(TaskVectorState.load(path, lm).theta, tv.theta) and "block 2" in text
     assert figure.data[1].x[0] == 2
 
 
 def test_flags_reach_the_config():
     from icr_app.cli import build_parser
-    from icr_app.cli.common import method_config
+    from icr_app.core.commandline import method_config
     from icr_app.methods import REGISTRY
 
     args = build_parser().parse_args(["eval", "--data", "x", "--task-vector-demos", "5", "--task-vector-layer", "3"])

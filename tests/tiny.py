@@ -13,7 +13,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from icr_app.core.models import LoadedModel, wrap
+from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.tasks import BUILTIN_DIR
 
 TOKENIZER_TASKS = ("sentiment", "headline-topic", "antonyms", "country-capital", "past-tense", "emotion")
@@ -42,11 +42,23 @@ def tiny_lm(seed: int = 0, n_layers: int = 4, n_heads: int = 4, n_kv_heads: int 
         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, tie_word_embeddings=True,
     )
     model = LlamaForCausalLM(cfg).float()
-    return wrap("tiny-llama", model, tok)
+    return wrap("tiny-llama", owned(model), tok)
 
 
 def family_lm(family: str, seed: int = 0, n_layers: int = 4) -> LoadedModel:
     from families import tiny_model
 
     tok = tiny_tokenizer()
-    return wrap(f"tiny-{family}", tiny_model(family, tok, seed=seed, n_layers=n_layers), tok)
+    return wrap(f"tiny-{family}", owned(tiny_model(family, tok, seed=seed, n_layers=n_layers)), tok)
+
+
+def build_state(lm: LoadedModel, task, name: str, config, **context):
+    """What method `name` learns from `task` (its built state), built the one way every caller builds it
+    (`methods.build_method`), raising what the method's builder raised."""
+    from icr_app.methods import build_method
+    from icr_app.methods.base import BuildError
+
+    try:
+        return build_method(lm, task, name, config, **context).state
+    except BuildError as err:
+        raise err.cause from None

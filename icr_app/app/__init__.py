@@ -11,6 +11,7 @@ import os
 
 import gradio as gr
 
+from icr_app.analyses import REGISTRY as ANALYSES
 from icr_app.app.answers import build_section
 from icr_app.app.context import AppContext
 from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
@@ -20,8 +21,6 @@ from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.core.paths import resolve
 from icr_app.core.tasks import MAX_BYTES
 from icr_app.methods import REGISTRY
-
-ANALYSIS_TABS = ("icr_app.analyses.anchors.panel:build_tab", "icr_app.analyses.rank1.panel:build_tab")
 
 
 def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
@@ -33,7 +32,7 @@ def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
         gr.Markdown(t("intro"))
         page = build_section(ctx, demo)
         build_tour(ctx, page)
-        for target in [spec.tab for spec in REGISTRY.values() if spec.tab] + list(ANALYSIS_TABS):
+        for target in [spec.tab for spec in [*REGISTRY.values(), *ANALYSES.values()] if spec.tab]:
             resolve(target)(ctx, page)
         build_evaluate_tab(ctx, page)
         demo.unload(ctx.end_session)

@@ -9,7 +9,6 @@ while the others answer.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,15 +17,15 @@ import pandas as pd
 
 from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
+from icr_app.app.figures import label_prob_bars
 from icr_app.app.i18n import say, t
 from icr_app.app.messages import translated_error
 from icr_app.app.task_notes import task_note
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
-from icr_app.methods import DEFAULT_PANELS, REGISTRY
-from icr_app.methods.base import Answering, BuildContext, Method
+from icr_app.methods import DEFAULT_PANELS, REGISTRY, build_method
+from icr_app.methods.base import BuildError, Method
 from icr_app.prebuilt import DEFAULT_QUERY, Answer, example_query, timed_answer
-from icr_app.views.answers import label_prob_bars
 
 MAX_BATCH = 50
 
@@ -74,7 +73,7 @@ def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method],
     if not spec.instant:
         method = built.get(name)
         return method if method is not None and method.lm is ctx.lm else None
-    return prebuilt.answering(ctx.lm, task, name, shots, seed)
+    return prebuilt.instant_method(ctx.lm, task, name, shots, seed)
 
 
 def panel_text(name: str, answer: Answer) -> str:
@@ -127,12 +126,140 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
     return panel_text(name, answer), bars, pred.prompt
 
 
-def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
-    """Model and task pickers, query, settings, the side-by-side panels and the batch table. When the page opens
-    (`demo.load`), the default task's shipped methods and views are loaded and every panel answers."""
-    first = builtin_task(DEFAULT_TASK)
-    initial_views = prebuilt.load_views(ctx.lm, DEFAULT_TASK)
-    task_state, built_state, views_state = gr.State(first), gr.State({}), gr.State(initial_views)
+@dataclass
+class Top:
+    """The top section's components: pickers, query and settings, buttons, and each method's panel."""
+
+    model: gr.Dropdown
+    builtin: gr.Dropdown
+    upload: gr.File
+    info: gr.Markdown
+    table: gr.Dataframe
+    use_table: gr.Button
+    query: gr.Textbox
+    shots: gr.Slider
+    seed: gr.Number
+    examples: gr.Examples
+    shown: gr.CheckboxGroup
+    ask: gr.Button
+    build: gr.Button
+    build_stop: gr.Button
+    build_info: gr.Markdown
+    panels: dict[str, list]  # {method: [markdown, probability plot, prompt]}
+    columns: list[gr.Column]
+    batch: gr.Textbox
+    ask_batch: gr.Button
+    batch_table: gr.Dataframe
+
+    @property
+    def panel_outputs(self) -> list:
+        return [c for name in REGISTRY for c in self.panels[name]]
+
+
+def show(chosen: list[str]):
+    return [gr.update(visible=name in chosen) for name in REGISTRY]
+
+
+class Handlers:
+    """What the top section's events run, over the app's context (Gradio calls the bound methods)."""
+
+    def __init__(self, ctx: AppContext) -> None:
+        self.ctx = ctx
+
+    def note(self, task: Task, description: str | None = None) -> str:
+        """The task's description, with why its answers are weak when the model cannot read its language."""
+        return task_note(self.ctx.lm, task, description or describe(task))
+
+    def load_upload(self, path: str | None):
+        if not path:
+            raise gr.Error(say("error.no_file"))
+        task = load_task(path)
+        return task, task_table(task), self.note(task), {}, {}
+
+    def load_table(self, df: pd.DataFrame):
+        if df is None or len(df.columns) < 2:
+            raise gr.Error(say("error.table_columns"))
+        cells = df.iloc[:, :2].itertuples(index=False)
+        rows = [("" if x is None else str(x), "" if y is None else str(y)) for x, y in cells]
+        task = make_task("edited table", [r for r in rows if any(v.strip() for v in r)])
+        return task, self.note(task), {}, {}
+
+    def shipped(self, task: Task, is_builtin: bool) -> tuple[dict, dict]:
+        if not is_builtin:
+            return {}, {}
+        return prebuilt.load_methods(self.ctx.lm, task.name), prebuilt.load_views(self.ctx.lm, task.name)
+
+    def answers(self, task: Task, built: dict, query: str, shots: int, seed: int, names: list[str]) -> list:
+        """The panel outputs with the answers of the methods `names`; the other panels skipped."""
+        update = [gr.skip()] * (3 * len(REGISTRY))
+        for i, name in enumerate(REGISTRY):
+            if name in names:
+                update[3 * i: 3 * i + 3] = answer_panel(self.ctx, name, task, built, clip_query(query), shots, seed)
+        return update
+
+    def pick_builtin(self, name: str, query: str, shots: int, seed: int, chosen: list[str]):
+        """Load a built-in task with its shipped methods and views, and answer it in every shown panel, all in one
+        run: picking a task is the page's most common action, and each extra event costs a round trip."""
+        task = builtin_task(name)
+        built, views = self.shipped(task, True)
+        query = query_for(name, query)
+        return (task, task_table(task), self.note(task), built, views, query,
+                *self.answers(task, built, query, shots, seed, chosen))
+
+    def switch_model(self, name: str, task: Task):
+        self.ctx.switch(name)
+        description = say("describe.model", description=describe(task), model=self.ctx.lm.name)
+        return *self.shipped(task, task.name in builtin_names()), self.note(task, description)
+
+    def answerer(self, name: str):
+        def answer(task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str]):
+            if name not in chosen:
+                return gr.skip(), gr.skip(), gr.skip()
+            return answer_panel(self.ctx, name, task, built, clip_query(query), shots, seed)
+        return answer
+
+    def answer_all(self, task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str]):
+        """Every shown panel answers in turn, each shown as soon as it has. One run per change, so the model work
+        chained after it (the tour, the ICR tab) waits for the panels instead of taking turns with them."""
+        shown_here = [name for name in REGISTRY if name in chosen]
+        for name in shown_here:
+            yield self.answers(task, built, query, shots, seed, [name])
+        if not shown_here:
+            yield [gr.skip()] * (3 * len(REGISTRY))
+
+    def build_methods(self, task: Task, built: dict, chosen: list[str], shots: int, seed: int, request: gr.Request,
+                      progress: gr.Progress = gr.Progress()):  # noqa: B008
+        lm = self.ctx.lm
+        todo = [n for n in chosen if not REGISTRY[n].instant and (n not in built or built[n].lm is not lm)]
+        built, notes = dict(built), []
+        for name in todo:
+            title = say(f"method.{name}")
+            step = self.ctx.progress(progress, request, "build", say("building", title=title))
+            try:
+                built[name] = build_method(lm, task, name, seed=seed, shots=shots, progress=step)
+            except BuildError as err:  # one method that cannot be built never stops the others
+                notes.append(say("cannot_build", title=title, err=err))
+                continue
+            notes.append(say("built_note", title=title, s=built[name].build_s))
+        return built, "\n\n".join(notes) or say("nothing_to_build")
+
+    def answer_batch(self, task: Task, built: dict, text: str, shots: int, seed: int, chosen: list[str]):
+        queries = [clip_query(q) for q in (text or "").splitlines() if q.strip()]
+        if not queries:
+            raise gr.Error(say("error.no_batch"))
+        if len(queries) > MAX_BATCH:
+            gr.Warning(say("warning.batch_cut", n=MAX_BATCH))
+            queries = queries[:MAX_BATCH]
+        columns_out: dict[str, list[str]] = {"query": queries}
+        for name in chosen:
+            method = method_for(self.ctx, name, task, built, shots, seed)
+            if method is not None:
+                columns_out[name] = [p.prediction for p in method.predict(queries)]
+        return pd.DataFrame(columns_out)
+
+
+def task_controls(ctx: AppContext, first: Task) -> dict[str, Any]:
+    """The model and task pickers, the editable examples, the query and its settings, the one-click queries."""
     with gr.Row():
         model = gr.Dropdown(ctx.model_choices, value=ctx.lm.name, label=t("model"), scale=1)
         builtin = gr.Dropdown(builtin_names(), value=DEFAULT_TASK, label=t("builtin_task"), scale=1)
@@ -151,15 +278,20 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
     examples = gr.Examples([[name, example_query(name)] for name in builtin_names()], [builtin, query],
                            label=t("one_click"), examples_per_page=6)
     examples.dataset.headers = []  # Gradio shows a Dataset's headers untranslated; its label names the columns
+    return {"model": model, "builtin": builtin, "upload": upload, "info": info, "table": table,
+            "use_table": use_table, "query": query, "shots": shots, "seed": seed, "examples": examples}
+
+
+def method_panels() -> dict[str, Any]:
+    """The methods to show, the Answer and Build buttons, one panel per registered method, and the batch table."""
     shown = gr.CheckboxGroup([(t(f"method.{name}"), name) for name in REGISTRY], value=list(DEFAULT_PANELS),
                              label=t("shown"))
     with gr.Row():
         ask = gr.Button(t("answer"), variant="primary")
-        build_btn = gr.Button(t("build_selected"))
+        build = gr.Button(t("build_selected"))
         build_stop = gr.Button(t("cancel_build"))
     build_info = gr.Markdown("")
-    outputs: dict[str, list] = {}
-    columns = []
+    panels, columns = {}, []
     with gr.Row():
         for name in REGISTRY:
             with gr.Column(min_width=220, visible=name in DEFAULT_PANELS, elem_classes="method-panel") as col:
@@ -167,140 +299,60 @@ def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
                 plot = gr.Plot(label=f"{name} " + t("label_probabilities"))
                 with gr.Accordion(t("prompt_used"), open=False):
                     prompt = gr.Textbox(lines=6, show_label=False, max_lines=20)
-                outputs[name] = [md, plot, prompt]
+                panels[name] = [md, plot, prompt]
             columns.append(col)
     with gr.Accordion(t("batch"), open=False):
         batch = gr.Textbox(label=t("batch_queries"), lines=5)
         ask_batch = gr.Button(t("answer_all"))
         batch_table = gr.Dataframe(label=t("batch_table"))
+    return {"shown": shown, "ask": ask, "build": build, "build_stop": build_stop, "build_info": build_info,
+            "panels": panels, "columns": columns, "batch": batch, "ask_batch": ask_batch, "batch_table": batch_table}
 
-    def shipped(task: Task, is_builtin: bool) -> tuple[dict, dict]:
-        if not is_builtin:
-            return {}, {}
-        return prebuilt.load_methods(ctx.lm, task.name), prebuilt.load_views(ctx.lm, task.name)
 
-    def answers(task: Task, built: dict, query: str, shots: int, seed: int, names: list[str]) -> list:
-        """The panel outputs with the answers of the methods `names`; the other panels skipped."""
-        update = [gr.skip()] * len(panel_outputs)
-        for i, name in enumerate(REGISTRY):
-            if name in names:
-                update[3 * i: 3 * i + 3] = answer_panel(ctx, name, task, built, clip_query(query), shots, seed)
-        return update
+def build_section(ctx: AppContext, demo: gr.Blocks) -> Page:
+    """Model and task pickers, query, settings, the side-by-side panels and the batch table. When the page opens
+    (`demo.load`), the default task's shipped methods and views are loaded and every panel answers."""
+    first = builtin_task(DEFAULT_TASK)
+    initial_views = prebuilt.load_views(ctx.lm, DEFAULT_TASK)
+    task, built, views = gr.State(first), gr.State({}), gr.State(initial_views)
+    top = Top(**task_controls(ctx, first), **method_panels())
+    changed, answered = wire(ctx, demo, top, task, built, views)
+    return Page(task, built, views, first, initial_views, top.query, top.shots, top.seed, top.shown, top.ask, changed,
+                answered)
 
-    def pick_builtin(name: str, query: str, shots: int, seed: int, chosen: list[str]):
-        """Load a built-in task with its shipped methods and views, and answer it in every shown panel, all in one
-        run: picking a task is the page's most common action, and each extra event costs a round trip."""
-        task = builtin_task(name)
-        built, views = shipped(task, True)
-        query = query_for(name, query)
-        return (task, task_table(task), task_note(ctx.lm, task, describe(task)), built, views, query,
-                *answers(task, built, query, shots, seed, chosen))
 
-    def load_upload(path: str | None):
-        if not path:
-            raise gr.Error(say("error.no_file"))
-        task = load_task(path)
-        return task, task_table(task), task_note(ctx.lm, task, describe(task)), {}, {}
-
-    def load_table(df: pd.DataFrame):
-        if df is None or len(df.columns) < 2:
-            raise gr.Error(say("error.table_columns"))
-        cells = df.iloc[:, :2].itertuples(index=False)
-        rows = [("" if x is None else str(x), "" if y is None else str(y)) for x, y in cells]
-        task = make_task("edited table", [r for r in rows if any(v.strip() for v in r)])
-        return task, task_note(ctx.lm, task, describe(task)), {}, {}
-
-    def switch_model(name: str, task: Task):
-        ctx.switch(name)
-        description = say("describe.model", description=describe(task), model=ctx.lm.name)
-        return *shipped(task, task.name in builtin_names()), task_note(ctx.lm, task, description)
-
-    def show(chosen: list[str]):
-        return [gr.update(visible=name in chosen) for name in REGISTRY]
-
-    def answerer(name: str):
-        def answer(task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str]):
-            if name not in chosen:
-                return gr.skip(), gr.skip(), gr.skip()
-            return answer_panel(ctx, name, task, built, clip_query(query), shots, seed)
-        return answer
-
-    panel_outputs = [c for name in REGISTRY for c in outputs[name]]
-
-    def answer_all(task: Task, built: dict, query: str, shots: int, seed: int, chosen: list[str]):
-        """Every shown panel answers in turn, each shown as soon as it has. One run per change, so the model work
-        chained after it (the tour, the ICR tab) waits for the panels instead of taking turns with them."""
-        shown_here = [name for name in REGISTRY if name in chosen]
-        for name in shown_here:
-            yield answers(task, built, query, shots, seed, [name])
-        if not shown_here:
-            yield [gr.skip()] * len(panel_outputs)
-
-    def build_methods(task: Task, built: dict, chosen: list[str], shots: int, seed: int, request: gr.Request,
-                      progress: gr.Progress = gr.Progress()):  # noqa: B008
-        lm = ctx.lm
-        todo = [n for n in chosen if not REGISTRY[n].instant and (n not in built or built[n].lm is not lm)]
-        built, notes = dict(built), []
-        for name in todo:
-            spec = REGISTRY[name]
-            title = say(f"method.{name}")
-            step = ctx.progress(progress, request, "build", say("building", title=title))
-            context = BuildContext(lm, task, Answering.of(lm, task), seed=int(seed), shots=int(shots), progress=step)
-            t0 = time.perf_counter()
-            try:
-                method = spec.build(context, spec.config())
-            except gr.Error:
-                raise
-            except Exception as err:  # one method that cannot be built never stops the others
-                notes.append(say("cannot_build", title=title, err=err))
-                continue
-            method.build_s = time.perf_counter() - t0
-            built[name] = method
-            notes.append(say("built_note", title=title, s=method.build_s))
-        return built, "\n\n".join(notes) or say("nothing_to_build")
-
-    def answer_batch(task: Task, built: dict, text: str, shots: int, seed: int, chosen: list[str]):
-        queries = [clip_query(q) for q in (text or "").splitlines() if q.strip()]
-        if not queries:
-            raise gr.Error(say("error.no_batch"))
-        if len(queries) > MAX_BATCH:
-            gr.Warning(say("warning.batch_cut", n=MAX_BATCH))
-            queries = queries[:MAX_BATCH]
-        columns_out: dict[str, list[str]] = {"query": queries}
-        for name in chosen:
-            method = method_for(ctx, name, task, built, shots, seed)
-            if method is not None:
-                columns_out[name] = [p.prediction for p in method.predict(queries)]
-        return pd.DataFrame(columns_out)
-
-    reset = [task_state, table, info, built_state, views_state]
-    inputs = [task_state, built_state, query, shots, seed, shown]
-    picked = [builtin, query, shots, seed, shown], [*reset, query, *panel_outputs]
+def wire(ctx: AppContext, demo: gr.Blocks, top: Top, task: gr.State, built: gr.State, views: gr.State
+         ) -> tuple[list, list]:
+    """The section's events; returns the events after which the task, model or views changed, and for each the
+    event after which the shown panels have answered again (`Page.task_changed`, `Page.task_answered`)."""
+    do, panel_outputs = Handlers(ctx), top.panel_outputs
+    reset = [task, top.table, top.info, built, views]
+    inputs = [task, built, top.query, top.shots, top.seed, top.shown]
+    picked = [top.builtin, top.query, top.shots, top.seed, top.shown], [*reset, top.query, *panel_outputs]
     # Progress shows on each panel's heading only: a timer on all 27 outputs kept the browser redrawing
     # thousands of times per answer, on the cores the model needs.
-    headings = {"show_progress_on": [outputs[name][0] for name in REGISTRY], "show_progress": "minimal"}
+    headings = {"show_progress_on": [top.panels[name][0] for name in REGISTRY], "show_progress": "minimal"}
     # `select`, not `change`: a one-click example sets the picker too, and its own event loads the task
-    answered_too = [on(demo.load, pick_builtin, *picked, False, **headings),
-                    on(builtin.select, pick_builtin, *picked, "load_builtin", **headings),
-                    on(examples.load_input_event.then, pick_builtin, *picked, False, **headings)]
-    changed = [on(upload.upload, load_upload, upload, reset, "load_upload", TASKS),
-               on(use_table.click, load_table, table, [task_state, info, built_state, views_state], "load_table",
-                  TASKS),
-               on(model.change, switch_model, [model, task_state], [built_state, views_state, info], "switch_model",
+    answered_too = [on(demo.load, do.pick_builtin, *picked, False, **headings),
+                    on(top.builtin.select, do.pick_builtin, *picked, "load_builtin", **headings),
+                    on(top.examples.load_input_event.then, do.pick_builtin, *picked, False, **headings)]
+    changed = [on(top.upload.upload, do.load_upload, top.upload, reset, "load_upload", TASKS),
+               on(top.use_table.click, do.load_table, top.table, [task, top.info, built, views], "load_table", TASKS),
+               on(top.model.change, do.switch_model, [top.model, task], [built, views, top.info], "switch_model",
                   JOBS)]
-    shown_changed = shown.change(show, shown, columns, queue=False)
-    built = on(build_btn.click, build_methods, [task_state, built_state, shown, shots, seed], [built_state, build_info],
-               "build_methods", JOBS)
+    shown_changed = top.shown.change(show, top.shown, top.columns, queue=False)
+    rebuilt = on(top.build.click, do.build_methods, [task, built, top.shown, top.shots, top.seed],
+                 [built, top.build_info], "build_methods", JOBS)
     for name in REGISTRY:
-        key = name.replace("-", "_")
-        on(ask.click, answerer(name), inputs, outputs[name], f"answer_{key}", show_progress_on=outputs[name][0])
-        on(query.submit, answerer(name), inputs, outputs[name], False, show_progress_on=outputs[name][0])
+        first = top.panels[name][0]
+        on(top.ask.click, do.answerer(name), inputs, top.panels[name], f"answer_{name.replace('-', '_')}",
+           show_progress_on=first)
+        on(top.query.submit, do.answerer(name), inputs, top.panels[name], False, show_progress_on=first)
     # a new task, model, set of methods or build: every shown panel answers again, in one run
-    answered = [on(event.then, answer_all, inputs, panel_outputs, False, **headings)
-                for event in [*changed, shown_changed, built]]
+    answered = [on(event.then, do.answer_all, inputs, panel_outputs, False, **headings)
+                for event in [*changed, shown_changed, rebuilt]]
+    ctx.cancel_button(top.build_stop, "build")
+    on(top.ask_batch.click, do.answer_batch, [task, built, top.batch, top.shots, top.seed, top.shown],
+       top.batch_table, "answer_batch")
     changed, answered = answered_too + changed, answered_too + answered
-    ctx.cancel_button(build_stop, "build")
-    on(ask_batch.click, answer_batch, [task_state, built_state, batch, shots, seed, shown], batch_table,
-       "answer_batch")
-    return Page(task_state, built_state, views_state, first, initial_views, query, shots, seed, shown, ask, changed,
-                answered[: len(changed)])
+    return changed, answered[: len(changed)]

@@ -14,7 +14,8 @@ from functools import partial
 from pathlib import Path
 
 from icr_app import parallel
-from icr_app.cli.common import add_method_flags, add_task_args, method_config, model_from_args, tqdm_progress
+from icr_app.analyses import REGISTRY as ANALYSES
+from icr_app.core.commandline import add_method_flags, add_task_args, method_config, model_from_args, tqdm_progress
 from icr_app.core.loading import add_loading_args, loading_options
 from icr_app.core.paths import resolve
 from icr_app.core.prompts import SHOTS
@@ -23,8 +24,7 @@ from icr_app.evaluate import EvalReport, evaluate_seeds
 from icr_app.methods import REGISTRY, parse_entry
 from icr_app.stats import significant
 
-ANALYSES = ("icr_app.analyses.anchors.commands:add_commands", "icr_app.analyses.rank1.commands:add_commands",
-            "icr_app.prebuilt:add_commands", "icr_app.suite:add_commands")
+COMMANDS = ("icr_app.prebuilt:add_commands", "icr_app.suite:add_commands")  # commands of no method or analysis
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -129,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     for spec in REGISTRY.values():
         add_method_flags(p, spec)
     p.set_defaults(func=cmd_eval)
-    for target in [spec.commands for spec in REGISTRY.values() if spec.commands] + list(ANALYSES):
+    registered = [*REGISTRY.values(), *ANALYSES.values()]
+    for target in [spec.commands for spec in registered if spec.commands] + list(COMMANDS):
         resolve(target)(sub)
     p = sub.add_parser("app", help="serve the web app")
     p.add_argument("--model", default=None, help="the model to serve (default: $ICL_LAB_MODEL or smollm2-135m)")

@@ -72,13 +72,26 @@ def save_artefact(path: str | Path, kind: str, tensors: dict[str, torch.Tensor],
     return path
 
 
-def artefact_fingerprint(path: str | Path) -> str:
-    """The model an artefact was made for, read off its header alone (no tensor is loaded or checked)."""
+def _header(path: str | Path) -> dict[str, str]:
+    """An ICL Lab file's header alone (no tensor is loaded or checked)."""
     try:
         with safe_open(str(path), framework="pt") as f:
-            return (f.metadata() or {}).get("fingerprint", "")
-    except Exception as err:  # safetensors raises several types for cut or garbled files
+            return f.metadata() or {}
+    except Exception as err:  # safetensors raises several types for missing, cut or garbled files
         raise ArtefactError(f"{Path(path).name}: not a readable ICL Lab file: {err}") from None
+
+
+def artefact_fingerprint(path: str | Path) -> str:
+    """The model an artefact was made for, read off its header alone."""
+    return _header(path).get("fingerprint", "")
+
+
+def artefact_kind(path: str | Path) -> str:
+    """What an ICL Lab file holds (its `kind`), read from its header alone; ArtefactError when it is not one."""
+    header = _header(path)
+    if header.get("format") != FORMAT or "kind" not in header:
+        raise ArtefactError(f"{Path(path).name}: not an ICL Lab artefact")
+    return header["kind"]
 
 
 def load_artefact(path: str | Path, kind: str, fingerprint: str | None = None, device: str = "cpu") -> Artefact:

@@ -74,6 +74,49 @@ class ModelNotFoundError(ValueError):
     """The requested model name is neither built in, a local checkpoint, nor reachable on the hub."""
 
 
+class ModelLock:
+    """A model's re-entrant lock, with ICL Lab's attention function in force only while it is held.
+
+    Every ICL Lab call that runs the model (scoring, generation, capture, training) holds it. The outermost
+    `with` switches the model to ICL Lab's attention function and the matching exit switches it back, so a
+    model the user wrapped answers their own calls as it did before, while two of ICL Lab's calls never run
+    with each other's hooks or attention."""
+
+    def __init__(self, model: PreTrainedModel) -> None:
+        self._lock = threading.RLock()
+        self._model = model
+        self._depth = 0  # changed only while `_lock` is held
+        self._before: str | None = None
+
+    def __enter__(self) -> ModelLock:
+        self._lock.acquire()
+        try:
+            if self._depth == 0:
+                self._before = _switch_attention(self._model, ATTENTION)
+            self._depth += 1
+        except BaseException:
+            self._lock.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._depth -= 1
+            if self._depth == 0 and self._before is not None:
+                _switch_attention(self._model, self._before)
+        finally:
+            self._lock.release()
+
+
+def _switch_attention(model: PreTrainedModel, name: str) -> str:
+    """Set the model's attention implementation; return the one it had (a no-op when they are the same, as for
+    the models `load_model` owns, which keep ICL Lab's for good)."""
+    before = model.config._attn_implementation
+    if before != name:
+        model.set_attn_implementation(name)
+    return before
+
+
 @dataclass
 class LoadedModel:
     """A model, its tokenizer, its adapter and the shape facts that hooks and artefacts rely on."""
@@ -84,9 +127,10 @@ class LoadedModel:
     adapter: Adapter
     fingerprint: str
     # Hooks act on the shared module tree: whoever runs a forward pass with hooks live holds this lock.
-    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    lock: ModelLock = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.lock = ModelLock(self.model)
         ad = self.adapter  # the shape facts every method reads, copied once
         self.layers: torch.nn.ModuleList = ad.blocks
         self.n_layers, self.n_heads = ad.n_layers, ad.n_heads
@@ -127,18 +171,24 @@ _ARCH_KEYS = {
 
 
 def wrap(name: str, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> LoadedModel:
-    """Freeze the model, switch it to ICL Lab's attention function (plain SDPA unless a call edits it) and
-    read its parts off the adapter (UnsupportedModelError for an unknown family)."""
+    """Read the model's parts off the adapter (UnsupportedModelError for an unknown family), leaving the model
+    as it is: its parameters' `requires_grad`, its mode and its attention implementation stay the user's, and
+    ICL Lab's attention function is in force only while `LoadedModel.lock` is held (`ModelLock`)."""
     adapter = Adapter(model)
-    model.eval()
-    for p in model.parameters():
-        p.requires_grad_(False)
-    model.set_attn_implementation(ATTENTION)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
     return LoadedModel(name=name, model=model, tokenizer=tokenizer, adapter=adapter,
                        fingerprint=model_fingerprint(name, model))
+
+
+def owned(model: PreTrainedModel) -> PreTrainedModel:
+    """A model ICL Lab loaded itself, and nobody else runs: frozen (so training a method's own parameters
+    never computes the model's gradients) and on ICL Lab's attention function for good (no switch per call)."""
+    model.eval()
+    model.requires_grad_(False)
+    model.set_attn_implementation(ATTENTION)
+    return model
 
 
 def cache_root() -> Path:
@@ -154,8 +204,22 @@ def _from_dir(name: str, path: str | Path, options: LoadOptions,
     return model, tok
 
 
+def _cached(name: str) -> Path:
+    """Where a built-in model's dequantised weights are kept, as a checkpoint folder."""
+    return cache_root() / "models" / name
+
+
+def builtin_checkpoint(name: str) -> Path:
+    """A built-in model as a checkpoint folder, made from its package's GGUF file on first use."""
+    if name not in BUILTIN_MODELS:
+        raise ModelNotFoundError(f"'{name}' is not a built-in model; built-in: {', '.join(BUILTIN_MODELS)}")
+    if not (_cached(name) / "model.safetensors").exists():
+        _cache_gguf(name, BUILTIN_MODELS[name], _cached(name))
+    return _cached(name)
+
+
 def _load_gguf(name: str, src: GGUFSource, options: LoadOptions) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    cached = cache_root() / "models" / name
+    cached = _cached(name)
     if not (cached / "model.safetensors").exists():
         _cache_gguf(name, src, cached)
     return _from_dir(name, cached, options)
@@ -212,7 +276,7 @@ def load_model(name_or_path: str = DEFAULT_MODEL, options: LoadOptions | None = 
                     f"unknown model '{name_or_path}': not a built-in name, a local checkpoint directory, "
                     f"or a reachable hub id. Built-in: {', '.join(BUILTIN_MODELS)}"
                 ) from None
-        loaded = wrap(name_or_path, model, tok)
+        loaded = wrap(name_or_path, owned(model), tok)
         _LOADED[name_or_path, options] = loaded
         return loaded
 

@@ -1,4 +1,4 @@
-"""Prompt templates and demonstration sampling (DESIGN.md §0)."""
+"""Prompt templates and demonstration sampling (docs/scoring.md)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Batches are left-padded, so the last real token of every row sits at position -1; that is where
 SITE injects and where the answer's first-token logits are read. An intervention (a context
 manager supplied by a method) is active during the prefill of the prompt only; answers are then
-scored or decoded from the KV cache without it (DESIGN.md §1, stage 3).
+scored or decoded from the KV cache without it (docs/methods/site.md, stage 3).
 
 An intervention is a context manager that the runner enters while it holds `LoadedModel.lock`: it may
 install hooks for the pass and yields the extra forward keywords of the pass (e.g. an `attention_edit`).
@@ -338,7 +338,7 @@ def generate(
 
 
 def exact_match(generated: str, target: str) -> bool:
-    """DESIGN.md §0: the output, stripped, starts with the target."""
+    """docs/scoring.md: the output, stripped, starts with the target."""
     return generated.strip().startswith(target.strip())
 
 

@@ -36,6 +36,11 @@ def main_tensor(output: Any) -> torch.Tensor:
     return output[0] if isinstance(output, tuple) else output
 
 
+def with_main(output: Any, x: torch.Tensor) -> Any:
+    """A module's output with its hidden states (the output itself, or its first element) replaced by x."""
+    return (x, *output[1:]) if isinstance(output, tuple) else x
+
+
 class Trace:
     """Hooks on `targets` for the duration of a `with` block.
 

@@ -7,8 +7,14 @@ methods from `REGISTRY`. Adding a method is its own module or folder plus one li
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from icr_app.core.artefacts import ArtefactError, artefact_kind
+from icr_app.core.models import LoadedModel
+from icr_app.core.tasks import Task
 from icr_app.methods import few_shot, function_vector, i2cl, icr, icv, lora, site, task_vector, zero_shot
-from icr_app.methods.base import MethodSpec
+from icr_app.methods.base import Method, MethodSpec, build_spec
 
 _SPECS = [zero_shot.SPEC, few_shot.SPEC, site.SPEC, icr.SPEC, lora.SPEC, task_vector.SPEC, function_vector.SPEC,
           i2cl.SPEC, icv.SPEC]
@@ -37,3 +43,21 @@ def entry_config(entry: str) -> object:
     """The config an entry starts from: its preset's, or the method's defaults."""
     spec, preset = parse_entry(entry)
     return spec.presets[preset][1]() if preset else spec.config()
+
+
+def build_method(lm: LoadedModel, task: Task, entry: str, config: Any = None, **context: Any) -> Method:
+    """The one way a method is built, whoever asks (the app's Build button and tabs, `eval`, `prebuild`, the
+    Python API): method `entry` ("site", "site@paper") from `task` with `config` (default: the entry's), through
+    `base.build_spec` (context, timing, progress, cancel, errors; `context`: its keywords)."""
+    spec, _ = parse_entry(entry)
+    return build_spec(spec, lm, task, entry_config(entry) if config is None else config, entry=entry, **context)
+
+
+def load_method(path: str | Path, lm: LoadedModel) -> Method:
+    """The built method a file holds (any registered method's `Method.save`), ready to answer on `lm`; an
+    `ArtefactError` when it is not such a file or was made for another model."""
+    kind = artefact_kind(path)
+    for spec in REGISTRY.values():
+        if spec.artefact == kind and spec.load is not None:
+            return spec.load(Path(path), lm)
+    raise ArtefactError(f"{Path(path).name}: a {kind!r} file, which no registered method reads")

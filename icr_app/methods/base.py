@@ -7,13 +7,15 @@ so methods differ only in what they really change.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from icr_app.core.models import LoadedModel
-from icr_app.core.progress import Progress, no_progress
+from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template, answer_text
 from icr_app.core.scoring import Intervention, exact_match, generate, label_set, no_intervention, score_labels
 from icr_app.core.tasks import Task, TaskKind
@@ -125,15 +127,81 @@ class Method:
                     )
         return preds  # type: ignore[return-value]
 
+    def save(self, path: str | Path) -> Path:
+        """Write what the build learnt to one artefact file (`icr_app.load` reads it back); TypeError for a method
+        that keeps nothing of its own (zero-shot, few-shot, ICR with its shipped router)."""
+        raise TypeError(f"{self.name} keeps no built state to save")
+
+    @contextmanager
+    def applied(self, queries: Sequence[str] = ()) -> Iterator[None]:
+        """The method's change on the caller's own `lm.model(...)` and `lm.model.generate(...)` calls inside the
+        block, as `predict` applies it: a pass with no filled KV cache (a prefill) runs with
+        `intervention(queries)`, a pass after it (a decoding step) with `decode_intervention(queries)`.
+
+        `queries` are the query texts of the batch, one per row, for a method that reads them (ICR routes by
+        them; docs/methods/icr.md); the prompt is the caller's (`prompt(x)` is the one `predict` uses); batches
+        are left-padded, as the method changes each row's last token. The model's lock is held for the whole
+        block, so ICL Lab's attention function is in force and no other ICL Lab call runs meanwhile."""
+        queries = list(queries)
+        one_pass = ExitStack()  # the intervention of the pass under way, closed when it ends
+
+        def before(module: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
+            cache = kwargs.get("past_key_values")
+            prefill = cache is None or cache.get_seq_length() == 0
+            change = self.intervention(queries) if prefill else self.decode_intervention(queries)
+            return args, {**kwargs, **one_pass.enter_context(change)}
+
+        def after(*_: Any) -> None:
+            one_pass.close()
+
+        model = self.lm.model
+        with self.lm.lock:
+            hooks = [model.register_forward_pre_hook(before, with_kwargs=True),
+                     model.register_forward_hook(after, always_call=True)]
+            try:
+                yield
+            finally:
+                for hook in hooks:
+                    hook.remove()
+                one_pass.close()
+
 
 def is_correct(pred: Prediction, target: str) -> bool:
-    """Label match for classification, DESIGN.md's prefix exact match for open tasks."""
+    """Label match for classification, docs/scoring.md's prefix exact match for open tasks."""
     if pred.label_probs is not None:
         return pred.prediction == target
     return exact_match(pred.generated, target)
 
 
 Kind = Literal["baseline", "implicit", "fine-tuning"]
+
+
+class BuildError(ValueError):
+    """A method that cannot be built for a task (a refusal, or an error while it learnt); `cause` says why."""
+
+    def __init__(self, entry: str, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.entry, self.cause = entry, cause
+
+
+def build_spec(spec: MethodSpec, lm: LoadedModel, task: Task, config: Any, *, entry: str | None = None,
+               answering: Answering | None = None, seed: int = 0, shots: int = SHOTS,
+               progress: Progress = no_progress) -> Method:
+    """Build registered method `spec` from `task` with `config`, its build timed into `build_s` (what
+    `methods.build_method` does for a registry entry, and a method's own command for itself). `progress` wraps
+    its loops and may stop it (`Cancelled`, raised as is); any other error becomes a `BuildError` naming
+    `entry` (default: the method's name)."""
+    ctx = BuildContext(lm, task, answering or Answering.of(lm, task), seed=int(seed), shots=int(shots),
+                       progress=progress)
+    t0 = time.perf_counter()
+    try:
+        method = spec.build(ctx, config)
+    except Cancelled:
+        raise
+    except Exception as err:  # the caller decides: the app and `eval` report it and build the other methods
+        raise BuildError(entry or spec.name, err) from err
+    method.build_s = time.perf_counter() - t0
+    return method
 
 
 @dataclass(frozen=True)
@@ -156,7 +224,7 @@ class MethodSpec:
     kind: Kind = "implicit"
     presets: Mapping[str, tuple[str, Callable[[], Any]]] = field(default_factory=dict)
     instant: bool = False  # building costs nothing (no training on the task), so the app builds it per query
-    save: Callable[[Method, Path], Path] | None = None  # a built method's artefact (downloads, prebuilt files)
+    artefact: str | None = None  # the kind of a built method's file (`Method.save`), which `load_method` goes by
     load: Callable[[Path, Any], Method] | None = None  # (path, lm) -> the method; refuses another model's file
     commands: str | None = None
     tab: str | None = None

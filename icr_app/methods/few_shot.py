@@ -15,7 +15,7 @@ class FewShotConfig:
     """The number of demonstrations is the run's `--shots`, shared with the methods that show ICL prompts."""
 
 
-class FewShot(Method):
+class FewShotMethod(Method):
     """Demonstrations seeded per query, so a query gets the same prompt in a batch or on its own."""
 
     name = "few-shot"
@@ -29,8 +29,8 @@ class FewShot(Method):
         return self.template.few_shot(sample_demos(self.train, self.shots, rng, exclude_input=x), x)
 
 
-def build(ctx: BuildContext, config: FewShotConfig) -> FewShot:
-    return FewShot(ctx.lm, ctx.answering, ctx.train, ctx.shots, ctx.seed)
+def build(ctx: BuildContext, config: FewShotConfig) -> FewShotMethod:
+    return FewShotMethod(ctx.lm, ctx.answering, ctx.train, ctx.shots, ctx.seed)
 
 
 SPEC = MethodSpec(name="few-shot", title="Few-shot (explicit ICL)", kind="baseline", instant=True,

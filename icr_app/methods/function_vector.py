@@ -14,7 +14,7 @@ Answering is a zero-shot pass with the function vector ADDED to the residual str
 
 The AIE patch changes only the last position, so each corrupted prompt's prefix runs once into a KV cache and
 its last token then runs once per head, all L·H heads of a prompt in a single forward pass of L·H + 1 extra
-positions (`task_vector.last_token_variants`): a prompt costs one prefill of its length plus L·H + 1 tokens,
+positions (`last_token.last_token_variants`): a prompt costs one prefill of its length plus L·H + 1 tokens,
 not L·H prefills.
 
 Decisions where the paper leaves a choice to us (measured on SmolLM2-135M, seed 0, on a 50-example dev part of
@@ -46,15 +46,15 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos, sample_icl_prompts
 from icr_app.core.tasks import Example, Task
-from icr_app.methods.base import Answering, BuildContext, Method
-from icr_app.methods.state import built_fields, stateful_spec, tensor_field
-from icr_app.methods.task_vector import (
+from icr_app.methods.base import BuildContext, Method
+from icr_app.methods.last_token import (
     LastTokenEdit,
     LastTokenVector,
     VectorMeta,
     gold_and_candidates,
     last_token_variants,
 )
+from icr_app.methods.state import built_fields, stateful_spec, tensor_field
 
 HEAD_SHARE = 20 / 270  # the top-k that did best on SmolLM2-135M (module docstring), as a share of the heads
 
@@ -89,7 +89,7 @@ def top_heads(score: torch.Tensor, k: int) -> list[tuple[int, int]]:
 
 
 @dataclass
-class FunctionVector(LastTokenVector):
+class FunctionVectorState(LastTokenVector):
     """The vector `fv` (d,) added after block `meta.layer`, and the AIE map (L, H) its heads were chosen from."""
 
     KIND = "function-vector"
@@ -172,13 +172,10 @@ def site_overlap(heads: list[tuple[int, int]], site_alpha: torch.Tensor) -> list
     return sorted(set(heads) & set(top_heads(site_alpha, len(heads))))
 
 
-def build_function_vector(lm: LoadedModel, train: Task, answering: Answering | None = None,
-                          config: FunctionVectorConfig | None = None, shots: int = 10, seed: int = 0,
-                          progress: Progress = no_progress) -> FunctionVector:
+def build(ctx: BuildContext, cfg: FunctionVectorConfig) -> FunctionVectorMethod:
     """Mean head outputs on clean prompts, their indirect effects on shuffled-label ones, the top-k heads' sum."""
+    lm, train, answering, shots, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.shots, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    cfg = config or FunctionVectorConfig()
-    answering = answering or Answering.of(lm, train)
     base = Method(lm, answering)
     n_demos = min(cfg.n_demos or shots, len(train.examples) - 1)  # a small split leaves fewer to show
     layer = lm.n_layers // 3 if cfg.layer < 0 else cfg.layer
@@ -193,7 +190,7 @@ def build_function_vector(lm: LoadedModel, train: Task, answering: Answering | N
     meta = FunctionVectorMeta(task=train.name, **built_fields(lm, answering), layer=layer, top_k=k,
                               n_prompts=cfg.n_prompts, n_corrupted=cfg.n_corrupted, n_demos=n_demos,
                               build_s=time.perf_counter() - t0, seed=seed)
-    return FunctionVector(fv, aie, meta, lm.fingerprint)
+    return FunctionVectorMethod(lm, FunctionVectorState(fv, aie, meta, lm.fingerprint))
 
 
 def add_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -203,13 +200,9 @@ def add_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 class FunctionVectorMethod(LastTokenEdit):
     name = "function-vector"
-    STATE = FunctionVector
+    STATE = FunctionVectorState
     edit = staticmethod(add_last)
 
-
-def build(ctx: BuildContext, config: FunctionVectorConfig) -> FunctionVectorMethod:
-    return FunctionVectorMethod(ctx.lm, build_function_vector(ctx.lm, ctx.train, ctx.answering, config, ctx.shots,
-                                                              ctx.seed, ctx.progress))
 
 
 SPEC = stateful_spec(

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method_tab
-from icr_app.app.context import AppContext
-from icr_app.app.i18n import say, t
-from icr_app.methods.function_vector import FunctionVector, FunctionVectorMethod, site_overlap
+from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
+from icr_app.methods.function_vector import FunctionVectorMethod, FunctionVectorState, site_overlap
 from icr_app.views.heads import head_map
 
 
-def aie_figure(fv: FunctionVector) -> go.Figure:
+def aie_figure(fv: FunctionVectorState) -> go.Figure:
     """The AIE per layer and head (`views.heads.head_map`), the top-k heads outlined."""
     m = fv.meta
     aie = fv.aie
@@ -28,7 +25,7 @@ def aie_figure(fv: FunctionVector) -> go.Figure:
     return fig
 
 
-def overlap_text(fv: FunctionVector, built: dict) -> str:
+def overlap_text(fv: FunctionVectorState, built: dict) -> str:
     """FV's top-k heads against SITE's top-k by α, when the visitor has built SITE on this task too."""
     site = built.get("site")
     if site is None:
@@ -38,7 +35,7 @@ def overlap_text(fv: FunctionVector, built: dict) -> str:
     return say("fv.overlap", n=len(shared), k=len(fv.heads), listed=listed)
 
 
-def summary(fv: FunctionVector) -> str:
+def summary(fv: FunctionVectorState) -> str:
     m = fv.meta
     heads = ", ".join(f"L{layer}H{head}" for layer, head in fv.heads)
     return say("fv.summary", task=m.task, n_prompts=m.n_prompts, n_corrupted=m.n_corrupted, n_demos=m.n_demos,

@@ -5,8 +5,8 @@ answers are read, how long the build took), and the fingerprint of the model the
 is what its artefact file holds (`core.artefacts`), what the app offers to download, and what `icl-lab prebuild`
 ships, so saving, loading and the model check live here once (`BuiltState`) and each method only says its kind
 and its tensors' axes (`tensor_field`). `StatefulMethod` is a method that answers from one such state
-(`method.state`), which is what lets `save_method` and `StatefulMethod.load` serve as every such method's
-`MethodSpec.save` / `.load` (`stateful_spec` wires both).
+(`method.state`), which is what lets `StatefulMethod.save` and `.load` serve every such method (`stateful_spec`
+registers its artefact kind and loader).
 """
 
 from __future__ import annotations
@@ -189,20 +189,16 @@ class StatefulMethod(Method):
         self.build_s = state.meta.build_s
         self.stored_parameters, self.trainable_parameters = state.n_stored(), state.n_trained()
 
+    def save(self, path: str | Path) -> Path:
+        return self.state.save(path)
+
     @classmethod
     def load(cls, path: str | Path, lm: LoadedModel) -> Self:
         """The method a file describes, ready to answer on `lm`; refuses a file made for another model."""
         return cls(lm, cls.STATE.load(path, lm))
 
 
-def save_method(method: Method, path: str | Path) -> Path:
-    """A built stateful method's artefact (every such method's `MethodSpec.save`)."""
-    if not isinstance(method, StatefulMethod):
-        raise TypeError(f"{method.name} keeps no built state to save")
-    return method.state.save(path)
-
-
 def stateful_spec(method: type[StatefulMethod], **spec: Any) -> MethodSpec:
     """The registry entry of a method that answers from a built state: named as the method (the key its built
     copies are kept under), saved and loaded through its state, so the app and `prebuild` treat all alike."""
-    return MethodSpec(name=method.name, save=save_method, load=method.load, **spec)
+    return MethodSpec(name=method.name, load=method.load, artefact=method.STATE.KIND, **spec)

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method_tab
-from icr_app.app.context import AppContext
-from icr_app.app.i18n import say, t
-from icr_app.methods.task_vector import TaskVector, TaskVectorMethod
+from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
+from icr_app.methods.task_vector import TaskVectorMethod, TaskVectorState
 
 
-def layer_figure(tv: TaskVector) -> go.Figure:
+def layer_figure(tv: TaskVectorState) -> go.Figure:
     """Validation accuracy of the vector patched after each block; the chosen block starred, zero-shot dashed."""
     acc, prob = tv.layer_accuracy.tolist(), tv.layer_gold_prob.tolist()
     m = tv.meta
@@ -29,7 +26,7 @@ def layer_figure(tv: TaskVector) -> go.Figure:
     return fig
 
 
-def summary(tv: TaskVector) -> str:
+def summary(tv: TaskVectorState) -> str:
     m = tv.meta
     return say("tv.summary", task=m.task, n_prompts=m.n_prompts, n_demos=m.n_demos, layer=m.layer, n_val=m.n_val,
                acc=float(tv.layer_accuracy[m.layer]), zs=m.zero_shot_val_accuracy, n=tv.theta.numel(), s=m.build_s)

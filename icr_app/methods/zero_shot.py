@@ -12,12 +12,12 @@ class ZeroShotConfig:
     """Zero-shot has nothing to set."""
 
 
-class ZeroShot(Method):
+class ZeroShotMethod(Method):
     name = "zero-shot"
 
 
-def build(ctx: BuildContext, config: ZeroShotConfig) -> ZeroShot:
-    return ZeroShot(ctx.lm, ctx.answering)
+def build(ctx: BuildContext, config: ZeroShotConfig) -> ZeroShotMethod:
+    return ZeroShotMethod(ctx.lm, ctx.answering)
 
 
 SPEC = MethodSpec(name="zero-shot", title="Zero-shot", kind="baseline", instant=True, config=ZeroShotConfig,

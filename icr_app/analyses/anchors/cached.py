@@ -50,7 +50,10 @@ def experiment(lm: LoadedModel, task: Task, kind: str, n: int, shots: int, seed:
 
 
 def default_views(lm: LoadedModel, task: Task, progress: Progress = no_progress) -> dict[str, Any]:
-    """Every anchor result with the app's defaults; an experiment a model cannot run is left out."""
+    """Every anchor result with the app's defaults (its `AnalysisSpec.views`): none for an open task, which has no
+    label words; an experiment a model cannot run is left out."""
+    if task.kind != "classification":
+        return {}
     d = DEFAULTS
     views: dict[str, Any] = {"flow": flow(lm, task, d["n_prompts"], d["shots"], d["seed"], progress),
                              "isolation": isolation(lm, task, min(d["k"], lm.n_layers), d["shots"], d["seed"],

@@ -14,7 +14,7 @@ from icr_app.analyses.anchors.confusion import confusion_experiment
 from icr_app.analyses.anchors.isolation import isolation_experiment, rows_to_json
 from icr_app.analyses.anchors.reweighting import reweight_experiment
 from icr_app.analyses.anchors.saliency import FLOWS, describe, information_flow, task_prompts
-from icr_app.cli.common import add_task_args, model_from_args, tqdm_progress
+from icr_app.core.commandline import add_task_args, model_from_args, tqdm_progress
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import Task, TaskError, load_task

@@ -20,10 +20,7 @@ from icr_app.analyses.anchors.isolation import IsolationRow
 from icr_app.analyses.anchors.reweighting import ReweightResult
 from icr_app.analyses.anchors.saliency import FlowResult
 from icr_app.analyses.anchors.views import compression_figure, confusion_figure, isolation_figure, reweight_figure
-from icr_app.app.answers import Page
-from icr_app.app.context import JOBS, AppContext, on
-from icr_app.app.exports import json_file
-from icr_app.app.i18n import say, t
+from icr_app.app.kit import JOBS, AppContext, Page, json_file, on, say, t
 from icr_app.core.tasks import Task
 
 ALL_HEADS = "all heads"

@@ -1,7 +1,7 @@
 """Anchor re-weighting: learn how much the final position should read each demonstration's label word.
 
 A learnable `β[l, h, k]` (init 0) multiplies the post-softmax attention of the final position to the
-label word of demonstration k by `exp(β)`, with no renormalisation (DESIGN.md §3). Only the final
+label word of demonstration k by `exp(β)`, with no renormalisation (docs/analyses/anchors.md). Only the final
 row changes, so the demonstrations are run once into a cache and only the queries are trained on and
 scored against it. Paper's recipe: one demonstration per class, four training examples per class,
 Adam lr 0.01, 10 epochs (batch 1 here).
@@ -19,6 +19,7 @@ import torch
 from icr_app.analyses.anchors.prefix import DemoCache, answer_logits, demo_cache, shared_prefix
 from icr_app.analyses.anchors.prompt import AnchorPrompt, build_prompt, first_label_ids, label_loss
 from icr_app.core.attention import attend, attention_weights
+from icr_app.core.grads import add_grad
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template
@@ -115,7 +116,7 @@ def reweight_experiment(
                 logits = answer_logits(lm, demos, [p], reweighted(lm, beta, p.label_tokens, demos.prefix_len))
                 loss = label_loss(logits, label_ids, gold)
                 opt.zero_grad()
-                loss.backward()
+                add_grad(loss, [beta])
             opt.step()
             total += loss.item()
         losses.append(total / len(order))

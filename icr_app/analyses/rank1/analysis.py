@@ -1,4 +1,4 @@
-"""ICL as a rank-1 weight update (DESIGN.md §4; Dherin et al., arXiv 2507.16003), checked in a real model.
+"""ICL as a rank-1 weight update (docs/analyses/rank1.md; Dherin et al., arXiv 2507.16003), checked in a real model.
 
 The identity checked, for each decoder block l. Two prompts in the same template: the with-context prompt C
 (demonstrations + query) and the context-free prompt (the query alone). At the query's last token (the same
@@ -38,7 +38,7 @@ from torch.func import functional_call
 from transformers import AutoModelForCausalLM
 
 from icr_app.core.loading import dtype_name
-from icr_app.core.models import LoadedModel, wrap
+from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.scoring import encode
@@ -141,7 +141,7 @@ def as_dtype(lm: LoadedModel, dtype: torch.dtype) -> LoadedModel:
         model.load_state_dict(get_state_dict_offloaded_model(lm.model))
     else:
         model = copy.deepcopy(lm.model).to(dtype)
-    return wrap(f"{lm.name}:{dtype_name(dtype)}", model, lm.tokenizer)
+    return wrap(f"{lm.name}:{dtype_name(dtype)}", owned(model), lm.tokenizer)
 
 
 @dataclass

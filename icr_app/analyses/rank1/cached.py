@@ -18,8 +18,9 @@ def rank1(lm: LoadedModel, task: Task, shots: int, seed: int, progress: Progress
     return rank1_analysis(lm, task, layer=None, shots=min(shots, MAX_SHOTS), seed=seed, progress=progress).to_json()
 
 
-def default_view(lm: LoadedModel, task: Task, progress: Progress = no_progress) -> dict[str, Any]:
-    return rank1(lm, task, DEFAULTS["shots"], DEFAULTS["seed"], progress)
+def default_views(lm: LoadedModel, task: Task, progress: Progress = no_progress) -> dict[str, Any]:
+    """The rank-1 view with the app's defaults (its `AnalysisSpec.views`)."""
+    return {"rank1": rank1(lm, task, DEFAULTS["shots"], DEFAULTS["seed"], progress)}
 
 
 def report(data: dict[str, Any]) -> Rank1Report:

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from icr_app.analyses.rank1.analysis import as_dtype, rank1_analysis, summary_table
-from icr_app.cli.common import add_task_args, model_from_args, tqdm_progress
+from icr_app.core.commandline import add_task_args, model_from_args, tqdm_progress
 from icr_app.core.tasks import load_task
 
 

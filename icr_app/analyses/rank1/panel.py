@@ -17,10 +17,7 @@ from icr_app.analyses.rank1.views import (
     singular_values_figure,
     transfer_figure,
 )
-from icr_app.app.answers import Page
-from icr_app.app.context import JOBS, AppContext, on
-from icr_app.app.exports import json_file
-from icr_app.app.i18n import say, t
+from icr_app.app.kit import JOBS, AppContext, Page, json_file, on, say, t
 from icr_app.core.tasks import Task
 
 

@@ -47,12 +47,13 @@ import torch
 import torch.nn.functional as F
 
 from icr_app.core.capture import last_token_means
+from icr_app.core.grads import add_grad
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.scoring import Intervention, encode, first_token_id, prefill
-from icr_app.core.tasks import Example, Task
-from icr_app.core.trace import Trace, main_tensor
+from icr_app.core.tasks import Example
+from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import Answering, BuildContext
 from icr_app.methods.i2cl.artefact import MODULES, I2CLMeta, I2CLState
 from icr_app.methods.state import StatefulMethod, built_fields
@@ -121,7 +122,7 @@ def inject(lm: LoadedModel, vectors: torch.Tensor, coef: torch.Tensor, noise: fl
             eps = torch.randn(y.shape, generator=generator, device=generator.device, dtype=y.dtype).to(y.device)
             y = y + eps * y.detach().norm(dim=-1, keepdim=True) * noise
         y = y.to(x.dtype)
-        return (y, *output[1:]) if isinstance(output, tuple) else y
+        return with_main(output, y)
 
     with Trace(_modules(lm), edit_output=edit):
         yield {}
@@ -183,7 +184,7 @@ def calibrate(lm: LoadedModel, vectors: torch.Tensor, loss: FirstTokenLoss, cfg:
         rows = torch.randperm(len(loss), generator=order)[: cfg.batch_size].tolist()
         value = loss(rows, inject(lm, vectors, coef, cfg.noise, noise))
         opt.zero_grad()
-        value.backward()
+        add_grad(value, [coef])
         opt.step()
         schedule.step()
     return coef.detach().cpu(), steps
@@ -197,12 +198,10 @@ def _calibration_candidates(lm: LoadedModel, answering: Answering, cfg: I2CLConf
     return list(dict.fromkeys(first_token_id(lm, lab) for lab in answering.labels))
 
 
-def build_i2cl(lm: LoadedModel, train: Task, answering: Answering | None = None, config: I2CLConfig | None = None,
-               seed: int = 0, progress: Progress = no_progress) -> I2CLState:
+def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CLMethod:
     """Context vectors from the demonstrations, then calibration; `progress` wraps both loops."""
+    lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    cfg = config or I2CLConfig()
-    answering = answering or Answering.of(lm, train)
     classification = answering.kind == "classification"
     rng = random.Random(seed)
     n_demos = cfg.demos_per_class * len(answering.labels) if classification else cfg.open_demos
@@ -221,10 +220,10 @@ def build_i2cl(lm: LoadedModel, train: Task, answering: Answering | None = None,
         steps=steps, loss="labels" if loss.candidates is not None else "vocabulary", zero_shot_loss=zero_shot_loss,
         init_loss=init_loss, calibrated_loss=loss.mean(vectors, coef), build_s=time.perf_counter() - t0, seed=seed,
     )
-    return I2CLState(vectors=vectors, coef=coef, meta=meta, fingerprint=lm.fingerprint)
+    return I2CLMethod(lm, I2CLState(vectors=vectors, coef=coef, meta=meta, fingerprint=lm.fingerprint))
 
 
-class I2CL(StatefulMethod):
+class I2CLMethod(StatefulMethod):
     """Zero-shot prompts with the calibrated context vectors mixed in at every position during prefill."""
 
     name = "i2cl"
@@ -234,6 +233,3 @@ class I2CL(StatefulMethod):
     def intervention(self, queries: list[str]) -> Intervention:
         return inject(self.lm, self.state.vectors, self.state.coef)
 
-
-def build(ctx: BuildContext, config: I2CLConfig) -> I2CL:
-    return I2CL(ctx.lm, build_i2cl(ctx.lm, ctx.train, ctx.answering, config, ctx.seed, ctx.progress))

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method_tab
-from icr_app.app.context import AppContext
-from icr_app.app.i18n import t
-from icr_app.methods.i2cl.method import I2CL
-from icr_app.methods.i2cl.view import coefficient_figure, summary
+from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
+from icr_app.methods.i2cl.method import I2CLMethod, I2CLState
+from icr_app.methods.i2cl.view import coefficient_figure
+
+
+def summary(state: I2CLState) -> str:
+    m = state.meta
+    return say("i2cl.summary", task=m.task, n_demos=m.n_demos, n_cal=m.n_calibration, steps=m.steps, loss=m.loss,
+               s=m.build_s)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, I2CL, t("i2cl.tab"), t("i2cl.explain"), t("i2cl.figure"), coefficient_figure, summary)
+    built_method_tab(ctx, page, I2CLMethod, t("i2cl.tab"), t("i2cl.explain"), t("i2cl.figure"), coefficient_figure,
+                     summary)

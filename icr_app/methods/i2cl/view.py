@@ -6,7 +6,6 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from icr_app.app.i18n import say
 from icr_app.methods.i2cl.method import MODULES, I2CLState
 
 
@@ -32,9 +31,3 @@ def coefficient_figure(state: I2CLState) -> go.Figure:
                             f"{m.init_loss:.3f} (init) → {m.calibrated_loss:.3f} ({m.steps} steps)",
                       margin={"l": 60, "r": 20, "t": 80, "b": 40})
     return fig
-
-
-def summary(state: I2CLState) -> str:
-    m = state.meta
-    return say("i2cl.summary", task=m.task, n_demos=m.n_demos, n_cal=m.n_calibration, steps=m.steps, loss=m.loss,
-               s=m.build_s)

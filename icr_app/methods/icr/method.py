@@ -22,7 +22,7 @@ class ICRConfig:
                 "trained for the model is found; default: $ICL_LAB_ROUTERS, else the one shipped for the model"})
 
 
-class ICR(Method):
+class ICRMethod(Method):
     name = "icr"
 
     def __init__(self, lm: LoadedModel, answering: Answering, router: ICRRouter) -> None:
@@ -48,5 +48,5 @@ def cached_router(lm: LoadedModel, folder: str | None = None) -> ICRRouter:
         return _ROUTERS[key]
 
 
-def build(ctx: BuildContext, config: ICRConfig) -> ICR:
-    return ICR(ctx.lm, ctx.answering, cached_router(ctx.lm, config.router))
+def build(ctx: BuildContext, config: ICRConfig) -> ICRMethod:
+    return ICRMethod(ctx.lm, ctx.answering, cached_router(ctx.lm, config.router))

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from icr_app.app.answers import Page
-from icr_app.app.context import AppContext, clip_query, on
-from icr_app.app.i18n import say, t
-from icr_app.app.messages import translated_error
+from icr_app.app.kit import AppContext, Page, clip_query, on, say, t, translated_error
 from icr_app.core.artefacts import ArtefactError
 from icr_app.methods.icr.method import cached_router
 from icr_app.methods.icr.view import routing_figures

@@ -1,4 +1,4 @@
-"""Training the ICR router once on a mix of domains (DESIGN.md §2), with resumable checkpoints.
+"""Training the ICR router once on a mix of domains (docs/methods/icr.md), with resumable checkpoints.
 
 Only the router trains; the LLM and the encoder are frozen. Per example (a ZERO-shot prompt of an in-domain
 task), the loss is
@@ -104,7 +104,7 @@ def depth_weights(n_routed: int, top: float) -> torch.Tensor:
 def icr_loss(logits: torch.Tensor, target: torch.Tensor, h_zs: torch.Tensor, alpha: torch.Tensor,
              gamma: torch.Tensor, cfg: TrainConfig, allowed: torch.Tensor | None = None,
              ) -> tuple[torch.Tensor, dict[str, float]]:
-    """The four-part loss of DESIGN.md §2 for a batch; also returns each part for the log.
+    """The four-part loss of docs/methods/icr.md for a batch; also returns each part for the log.
 
     `allowed` (B, V) restricts the CE of each row to its candidate tokens (`ce="labels"`); the entropy terms
     stay over the full vocabulary.

@@ -43,8 +43,8 @@ from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, answer_text, sample_demos
 from icr_app.core.scoring import Intervention, first_token_id, no_intervention
 from icr_app.core.tasks import Example, Task
-from icr_app.core.trace import Trace, main_tensor
-from icr_app.methods.base import Answering, BuildContext, is_correct
+from icr_app.core.trace import Trace, main_tensor, with_main
+from icr_app.methods.base import BuildContext, is_correct
 from icr_app.methods.icv.artefact import ICVMeta, ICVState
 from icr_app.methods.state import StatefulMethod, built_fields
 
@@ -114,13 +114,13 @@ def inject(lm: LoadedModel, directions: torch.Tensor, strength: float, site: Sit
     def edit(layer: int, output: Any) -> Any:
         h = main_tensor(output)
         y = steer(h.float(), directions[layer].to(h.device), strength).to(h.dtype)  # in fp32, on the layer's device
-        return (y, *output[1:]) if isinstance(output, tuple) else y
+        return with_main(output, y)
 
     with Trace(steered_modules(lm, site), edit_output=edit):
         yield {}
 
 
-class ICV(StatefulMethod):
+class ICVMethod(StatefulMethod):
     """Zero-shot prompts steered along the ICV at every layer and position during prefill."""
 
     name = "icv"
@@ -148,7 +148,7 @@ def _holdout(train: Task, cfg: ICVConfig, seed: int) -> tuple[Task, Task]:
     return train.subset(idx[n_val:], f"{train.name}/icv-demos"), train.subset(idx[:n_val], f"{train.name}/icv-val")
 
 
-def validation_score(method: ICV, val: Task) -> tuple[float, float]:
+def validation_score(method: ICVMethod, val: Task) -> tuple[float, float]:
     """(accuracy, tiebreak) on the validation part: the tiebreak is the mean gold-label probability
     (classification) or the first-token accuracy (open tasks)."""
     preds = method.predict(val.inputs)
@@ -160,14 +160,12 @@ def validation_score(method: ICV, val: Task) -> tuple[float, float]:
     return accuracy, tiebreak
 
 
-def build_icv(lm: LoadedModel, train: Task, answering: Answering | None = None, config: ICVConfig | None = None,
-              seed: int = 0, progress: Progress = no_progress) -> ICVState:
+def build(ctx: BuildContext, cfg: ICVConfig) -> ICVMethod:
     """Directions from the demonstrations, then λ from the sweep on the validation part."""
+    lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    cfg = config or ICVConfig()
     if not cfg.strengths:
         raise ValueError("ICV needs at least one strength to try")
-    answering = answering or Answering.of(lm, train)
     pool, val = _holdout(train, cfg, seed)
     demos = sample_demos(pool, cfg.n_demos, random.Random(seed))
     directions = principal_directions(latent_shifts(lm, demos, answering.template, progress), cfg.direction)
@@ -177,12 +175,9 @@ def build_icv(lm: LoadedModel, train: Task, answering: Answering | None = None, 
     )
     for strength in progress(cfg.strengths, desc="ICV: choosing λ"):
         trial = ICVState(directions, replace(meta, strength=float(strength)), lm.fingerprint)
-        accuracy, tiebreak = validation_score(ICV(lm, trial), val)
+        accuracy, tiebreak = validation_score(ICVMethod(lm, trial), val)
         meta.sweep.append({"strength": float(strength), "accuracy": accuracy, "tiebreak": tiebreak})
     best = max(meta.sweep, key=lambda r: (r["accuracy"], r["tiebreak"], -r["strength"]))
     meta.strength, meta.build_s = best["strength"], time.perf_counter() - t0
-    return ICVState(directions=directions, meta=meta, fingerprint=lm.fingerprint)
+    return ICVMethod(lm, ICVState(directions=directions, meta=meta, fingerprint=lm.fingerprint))
 
-
-def build(ctx: BuildContext, config: ICVConfig) -> ICV:
-    return ICV(ctx.lm, build_icv(ctx.lm, ctx.train, ctx.answering, config, ctx.seed, ctx.progress))

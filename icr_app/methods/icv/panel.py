@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from icr_app.app.answers import Page
-from icr_app.app.built_tab import built_method_tab
-from icr_app.app.context import AppContext
-from icr_app.app.i18n import t
-from icr_app.methods.icv.method import ICV
-from icr_app.methods.icv.view import summary, sweep_figure
+from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
+from icr_app.methods.icv.method import ICVMethod, ICVState
+from icr_app.methods.icv.view import sweep_figure
+
+
+def summary(state: ICVState) -> str:
+    m = state.meta
+    return say("icv.summary", task=m.task, n_demos=m.n_demos, strength=m.strength, n_val=m.n_val, s=m.build_s)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, ICV, t("icv.tab"), t("icv.explain"), t("icv.figure"), sweep_figure, summary)
+    built_method_tab(ctx, page, ICVMethod, t("icv.tab"), t("icv.explain"), t("icv.figure"), sweep_figure, summary)

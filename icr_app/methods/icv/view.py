@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.app.i18n import say
 from icr_app.methods.icv.method import ICVState
 
 
@@ -27,8 +26,3 @@ def sweep_figure(state: ICVState) -> go.Figure:
                             f"{m.site} output)", xaxis_title="λ (strength)", yaxis_title="validation accuracy",
                       yaxis={"range": [-0.02, 1.02]}, margin={"l": 60, "r": 20, "t": 60, "b": 40})
     return fig
-
-
-def summary(state: ICVState) -> str:
-    m = state.meta
-    return say("icv.summary", task=m.task, n_demos=m.n_demos, strength=m.strength, n_val=m.n_val, s=m.build_s)

@@ -57,7 +57,7 @@ def config_from_json(stored: dict[str, Any]) -> LoraConfig:
 
 
 @dataclass
-class LoraAdapter(BuiltState):
+class LoraState(BuiltState):
     """The adapter tensors (peft's LoRA A/B state dict, fp32 on CPU), its peft config as JSON, and the model.
 
     Its tensors are named and shaped by peft, not declared here: merging checks them against the model's layers."""
@@ -87,7 +87,7 @@ class LoraAdapter(BuiltState):
         return {"peft": self.peft, "meta": self.meta.to_json()}
 
     @classmethod
-    def from_artefact(cls, art: Artefact) -> LoraAdapter:
+    def from_artefact(cls, art: Artefact) -> LoraState:
         peft = art.meta["peft"]
         config_from_json(peft)
         return cls(tensors=art.tensors, peft=peft, meta=LoraMeta.from_json(art.meta["meta"]),

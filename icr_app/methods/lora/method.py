@@ -1,8 +1,9 @@
 """LoRA (Hu et al., 2021) with peft: explicit fine-tuning, the weight-update reference that SITE's paper compares
 against. Not in-context learning: low-rank updates ΔW = (α/r)·B·A are trained into a private copy of the model.
 
-The shared model is never changed. `private_copy` copies the model's module tree and shares every parameter and
-buffer with it (read only: they are frozen and no code writes them); peft's layers go into that copy only, and
+The shared model is never changed. `private_copy` copies the model's module tree and shares every parameter's and
+buffer's storage with it (read only: no code writes them), each parameter behind the copy's own frozen
+`Parameter`, so peft's marking of what trains stays in the copy; peft's layers go into that copy only, and
 before merging, each targeted weight is replaced by a private clone, so `merge_and_unload` writes into the copy.
 The merged copy is wrapped as its own `LoadedModel` (same name, so the same fingerprint, its own lock) and
 `LoraMethod` answers through it with the shared `Method.predict`. On SmolLM2-135M (RSS with every weight
@@ -30,64 +31,47 @@ other jobs; BENCHMARKS.md has the tables):
 from __future__ import annotations
 
 import copy
-import itertools
 import time
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any
 
 import torch
 from accelerate.hooks import remove_hook_from_module
 from accelerate.utils import align_module_device, has_offloaded_params
-from peft import LoraConfig, PeftModel, get_peft_model, get_peft_model_state_dict, set_peft_model_state_dict
+from peft import LoraConfig as PeftConfig
+from peft import PeftModel, get_peft_model, get_peft_model_state_dict, set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
 from peft.tuners.tuners_utils import check_target_module_exists
 from torch import nn
 from transformers import PreTrainedModel
 
 from icr_app.core.artefacts import ArtefactError
-from icr_app.core.models import LoadedModel, wrap
+from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.tasks import Example, Task, split
-from icr_app.methods.base import Answering, BuildContext, Method, Prediction
-from icr_app.methods.lora.artefact import LoraAdapter, LoraMeta, config_from_json, config_json
+from icr_app.methods.base import BuildContext, Method, Prediction
+from icr_app.methods.lora.artefact import LoraMeta, LoraState, config_from_json, config_json
+from icr_app.methods.lora.config import LoraConfig
 from icr_app.methods.lora.train import AnswerSet, set_dropout, train_adapter
 from icr_app.methods.state import StatefulMethod, built_fields
 
 
-@dataclass(frozen=True)
-class LoraSettings:
-    """Defaults sized for 2 CPU cores (the module docstring says how they were chosen)."""
-
-    targets: Literal["attention", "all-linear"] = field(default="attention", metadata={
-        "help": "which weights get adapters: the family's attention projections (q/v, or its fused qkv), or "
-                "every linear layer but the output head (attention and MLP)"})
-    rank: int = field(default=8, metadata={"help": "r, the rank of each update B·A"})
-    alpha: int = field(default=16, metadata={"help": "lora_alpha: the update is scaled by alpha / rank"})
-    dropout: float = field(default=0.05, metadata={"help": "dropout on the adapters' input while training"})
-    lr: float = field(default=5e-4, metadata={"help": "AdamW learning rate (constant, no weight decay)"})
-    steps: int = field(default=40, metadata={"help": "at most this many training steps"})
-    batch_size: int = field(default=4, metadata={"help": "examples per training step"})
-    max_examples: int = field(default=80, metadata={
-        "help": "training examples (fit + validation) drawn from the train split"})
-    val_fraction: float = field(default=0.2, metadata={"help": "share of those kept to validate (early stopping)"})
-    eval_every: int = field(default=10, metadata={"help": "validate every this many steps"})
-    patience: int = field(default=3, metadata={"help": "stop after this many validations without improvement"})
-
-
 def private_copy(lm: LoadedModel) -> PreTrainedModel:
-    """The model's module tree copied, every parameter and buffer shared with `lm.model` (nothing copied)."""
+    """The model's module tree copied, every parameter's and buffer's storage shared with `lm.model` (nothing
+    copied). Each parameter of the copy is its own frozen `Parameter` object: peft marks which of them train, and
+    that must not change the `requires_grad` of the user's model."""
     with lm.lock:  # hooks live only under the lock, so the copy never carries another caller's hooks
-        shared = {id(t): t for t in itertools.chain(lm.model.parameters(), lm.model.buffers())}
+        shared: dict[int, Any] = {id(b): b for b in lm.model.buffers()}
+        shared.update({id(p): nn.Parameter(p.detach(), requires_grad=False) for p in lm.model.parameters()})
         return copy.deepcopy(lm.model, shared)
 
 
-def peft_config(lm: LoadedModel, settings: LoraSettings) -> LoraConfig:
+def peft_config(lm: LoadedModel, settings: LoraConfig) -> PeftConfig:
     targets = list(lm.adapter.family.lora_targets) if settings.targets == "attention" else "all-linear"
-    return LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
+    return PeftConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
                       target_modules=targets, fan_in_fan_out=lm.adapter.family.conv1d, bias="none")
 
 
-def resident_targets(model: nn.Module, config: LoraConfig) -> None:
+def resident_targets(model: nn.Module, config: PeftConfig) -> None:
     """Give each targeted layer of the private copy whose weights accelerate offloads (they sit on the meta
     device between calls) its own weights on its execution device, and drop its hook: peft puts the adapters
     beside the base weight, and merging writes into it, neither of which can happen on the meta device."""
@@ -103,10 +87,10 @@ def resident_targets(model: nn.Module, config: LoraConfig) -> None:
             setattr(module, n, nn.Parameter(w, requires_grad=False))
 
 
-def with_adapter(lm: LoadedModel, config: LoraConfig, seed: int = 0) -> tuple[LoadedModel, PeftModel]:
+def with_adapter(lm: LoadedModel, config: PeftConfig, seed: int = 0) -> tuple[LoadedModel, PeftModel]:
     """A private `LoadedModel` whose model carries fresh LoRA layers (B = 0, A seeded, dropout off), and their
     peft wrapper."""
-    private = wrap(lm.name, private_copy(lm), lm.tokenizer)
+    private = wrap(lm.name, owned(private_copy(lm)), lm.tokenizer)
     resident_targets(private.model, config)
     with torch.random.fork_rng(devices=[]):  # seeded A without moving the process's global generator
         torch.manual_seed(seed)
@@ -115,7 +99,7 @@ def with_adapter(lm: LoadedModel, config: LoraConfig, seed: int = 0) -> tuple[Lo
     return private, peft_model
 
 
-def merged_model(lm: LoadedModel, adapter: LoraAdapter) -> LoadedModel:
+def merged_model(lm: LoadedModel, adapter: LoraState) -> LoadedModel:
     """A private `LoadedModel`: `lm`'s model with the adapter merged into private clones of the weights it
     targets (every other parameter shared with `lm`, which is left exactly as it was)."""
     adapter.check_model(lm)
@@ -134,7 +118,7 @@ def merged_model(lm: LoadedModel, adapter: LoraAdapter) -> LoadedModel:
     return private
 
 
-def holdout(train: Task, settings: LoraSettings, seed: int) -> tuple[list[Example], list[Example]]:
+def holdout(train: Task, settings: LoraConfig, seed: int) -> tuple[list[Example], list[Example]]:
     """(fit, validation) from a seeded sample of at most `max_examples` training examples; both non-empty."""
     if len(train.examples) < 2:
         raise ValueError("LoRA needs at least 2 training examples (one to fit, one to validate)")
@@ -143,12 +127,10 @@ def holdout(train: Task, settings: LoraSettings, seed: int) -> tuple[list[Exampl
     return list(fit.examples), list(val.examples)
 
 
-def build_lora(lm: LoadedModel, train: Task, answering: Answering | None = None,
-               settings: LoraSettings | None = None, seed: int = 0, progress: Progress = no_progress) -> LoraAdapter:
+def build(ctx: BuildContext, s: LoraConfig) -> LoraMethod:
     """Train an adapter on a task's examples in a private copy of the model; `progress` wraps the steps."""
+    lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    s = settings or LoraSettings()
-    answering = answering or Answering.of(lm, train)
     fit, val = holdout(train, s, seed)
     config = peft_config(lm, s)
     private, peft_model = with_adapter(lm, config, seed)
@@ -160,7 +142,7 @@ def build_lora(lm: LoadedModel, train: Task, answering: Answering | None = None,
                     build_s=time.perf_counter() - t0, seed=seed)
     # peft records where the weights came from (a local cache path here): name the model instead
     peft = config_json(peft_model.peft_config["default"]) | {"base_model_name_or_path": lm.name}
-    return LoraAdapter(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint)
+    return LoraMethod(lm, LoraState(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint))
 
 
 class LoraMethod(StatefulMethod):
@@ -171,10 +153,10 @@ class LoraMethod(StatefulMethod):
     """
 
     name = "lora"
-    STATE = LoraAdapter
-    state: LoraAdapter
+    STATE = LoraState
+    state: LoraState
 
-    def __init__(self, lm: LoadedModel, adapter: LoraAdapter) -> None:
+    def __init__(self, lm: LoadedModel, adapter: LoraState) -> None:
         super().__init__(lm, adapter)
         self.tuned = Method(merged_model(lm, adapter), self.answering)
 
@@ -182,6 +164,3 @@ class LoraMethod(StatefulMethod):
                 ) -> list[Prediction]:
         return self.tuned.predict(queries, batch_size, progress)
 
-
-def build(ctx: BuildContext, settings: LoraSettings) -> LoraMethod:
-    return LoraMethod(ctx.lm, build_lora(ctx.lm, ctx.train, ctx.answering, settings, ctx.seed, ctx.progress))

@@ -9,7 +9,6 @@ ones of each row and only those positions go through the output head (`logits_to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -22,9 +21,7 @@ from icr_app.core.prompts import answer_text
 from icr_app.core.scoring import pad_left
 from icr_app.core.tasks import Example
 from icr_app.methods.base import Method, is_correct
-
-if TYPE_CHECKING:  # the settings live with the method, which imports this module
-    from icr_app.methods.lora.method import LoraSettings
+from icr_app.methods.lora.config import LoraConfig
 
 
 class AnswerSet:
@@ -87,7 +84,7 @@ def set_dropout(model: PeftModel, active: bool) -> None:
             module.lora_dropout.train(active)
 
 
-def train_adapter(peft_model: PeftModel, fit: AnswerSet, val: AnswerSet, settings: LoraSettings, seed: int,
+def train_adapter(peft_model: PeftModel, fit: AnswerSet, val: AnswerSet, settings: LoraConfig, seed: int,
                   progress: Progress = no_progress) -> Curve:
     """Train the adapter's parameters in place; they end at the validation with the lowest loss (step 0, the
     untrained adapter, included), after stopping once `patience` validations in a row did not improve it."""

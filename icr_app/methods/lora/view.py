@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.methods.lora.method import LoraAdapter
+from icr_app.methods.lora.method import LoraState
 
 
-def training_curve(adapter: LoraAdapter) -> go.Figure:
+def training_curve(adapter: LoraState) -> go.Figure:
     """Answer-token loss per step (training batches, and the validation part), validation accuracy on the right."""
     m, c = adapter.meta, adapter.meta.curve
     fig = go.Figure()

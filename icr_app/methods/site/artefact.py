@@ -24,7 +24,7 @@ class SiteMeta(BuiltMeta):
 
 
 @dataclass
-class SiteTask(BuiltState):
+class SiteState(BuiltState):
     """Task embeddings `t` (L, H, d_h) and head-selection logits `theta` (L, H), both fp32 on CPU."""
 
     KIND = "site-task"
@@ -42,5 +42,5 @@ class SiteTask(BuiltState):
 
 
 # The names `site build`, bench/latency.py and the tests read and write SITE files by.
-save_site = SiteTask.save
-load_site = SiteTask.load
+save_site = SiteState.save
+load_site = SiteState.load

@@ -5,19 +5,19 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from icr_app.cli.common import add_method_flags, add_task_args, method_config, model_from_args, tqdm_progress
+from icr_app.core.commandline import add_method_flags, add_task_args, method_config, model_from_args, tqdm_progress
 from icr_app.core.tasks import load_task
+from icr_app.methods.base import build_spec
 from icr_app.methods.site import SPEC
-from icr_app.methods.site.artefact import save_site
-from icr_app.methods.site.method import build_site
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
     lm = model_from_args(args)
-    site = build_site(lm, task, config=method_config(args, SPEC), seed=args.seed,
-                      progress=partial(tqdm_progress, desc="site"))
-    save_site(site, args.out)
+    method = build_spec(SPEC, lm, task, method_config(args, SPEC), seed=args.seed,
+                        progress=partial(tqdm_progress, desc="site"))
+    method.save(args.out)
+    site = method.state
     m = site.meta
     print(f"SITE task '{m.task}' for {site.fingerprint}: M={m.n_prompts} N={m.n_demos}, {m.steps} steps "
           f"(best at {m.best_step}), train loss {m.train_loss:.3f}, val loss {m.val_loss:.3f}, "

@@ -1,9 +1,9 @@
-"""SITE: soft head selection for ICL-derived task embeddings (Park et al., 2025; DESIGN.md §1).
+"""SITE: soft head selection for ICL-derived task embeddings (Park et al., 2025; docs/methods/site.md).
 
 Stage 1 averages each head's last-token output over M few-shot prompts (the task embedding `t`);
 stage 2 (`train`) learns per-head weights α = sigmoid(θ) that mix `t` into zero-shot prompts;
 stage 3 (`SiteMethod`) injects once at the last prompt token, so answering costs about a zero-shot
-pass. A built task is a `SiteTask` (`artefact`: what it holds, and its file).
+pass. A built task is a `SiteState` (`artefact`: what it holds, and its file).
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ import torch
 
 from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
+from icr_app.core.prefix import PrefixPool
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import answer_text, sample_icl_prompts
 from icr_app.core.scoring import Intervention, LabelError, no_intervention
 from icr_app.core.tasks import Example, Task
-from icr_app.methods.base import Answering, BuildContext, Method
-from icr_app.methods.site.artefact import SiteMeta, SiteTask
+from icr_app.methods.base import BuildContext, Method
+from icr_app.methods.site.artefact import SiteMeta, SiteState
 from icr_app.methods.site.inject import inject
-from icr_app.methods.site.train import Examples, Objective, PrefixPool, Scorer, train_theta
+from icr_app.methods.site.train import Examples, Objective, Scorer, train_theta
 from icr_app.methods.state import StatefulMethod, built_fields
 
 
@@ -82,12 +83,10 @@ def _examples(lm: LoadedModel, base: Method, examples: list[Example]) -> Example
     return Examples(pool, torch.zeros_like(first), first, answers)
 
 
-def build_site(lm: LoadedModel, train: Task, answering: Answering | None = None, config: SiteConfig | None = None,
-               seed: int = 0, progress: Progress = no_progress) -> SiteTask:
+def build(ctx: BuildContext, cfg: SiteConfig) -> SiteMethod:
     """Run stages 1 and 2 on a task's examples; `progress` wraps the stage-1 batches, then the training steps."""
+    lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
     t0 = time.perf_counter()
-    cfg = config or SiteConfig()
-    answering = answering or Answering.of(lm, train)
     base = Method(lm, answering)
     ls = base.label_set
     if cfg.objective == "first-token" and ls is not None and not ls.first_token_unique:
@@ -108,17 +107,17 @@ def build_site(lm: LoadedModel, train: Task, answering: Answering | None = None,
         steps=stats.steps, best_step=stats.best_step, train_loss=stats.train_loss, val_loss=stats.val_loss,
         val_accuracy=stats.val_accuracy, build_s=time.perf_counter() - t0, seed=seed, objective=cfg.objective,
     )
-    return SiteTask(t=t, theta=theta, meta=meta, fingerprint=lm.fingerprint)
+    return SiteMethod(lm, SiteState(t=t, theta=theta, meta=meta, fingerprint=lm.fingerprint), cfg.decode_inject)
 
 
 class SiteMethod(StatefulMethod):
     """Zero-shot prompts with the task embedding injected at the last token during prefill."""
 
     name = "site"
-    STATE = SiteTask
-    state: SiteTask
+    STATE = SiteState
+    state: SiteState
 
-    def __init__(self, lm: LoadedModel, site: SiteTask, decode_inject: bool = False) -> None:
+    def __init__(self, lm: LoadedModel, site: SiteState, decode_inject: bool = False) -> None:
         super().__init__(lm, site)
         self.decode_inject = decode_inject
 
@@ -127,11 +126,6 @@ class SiteMethod(StatefulMethod):
 
     def decode_intervention(self, queries: list[str]) -> Intervention:
         return inject(self.lm, self.state.t, self.state.alpha) if self.decode_inject else no_intervention()
-
-
-def build(ctx: BuildContext, config: SiteConfig) -> SiteMethod:
-    site = build_site(ctx.lm, ctx.train, ctx.answering, config, ctx.seed, ctx.progress)
-    return SiteMethod(ctx.lm, site, config.decode_inject)
 
 
 PAPER = ("the paper's setting: M=50, N=10, 400 steps of batch 1", SiteConfig.paper)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.methods.site.method import SiteTask
+from icr_app.methods.site.method import SiteState
 from icr_app.views.heads import head_map
 
 
-def alpha_heatmap(site: SiteTask) -> go.Figure:
+def alpha_heatmap(site: SiteState) -> go.Figure:
     """α = sigmoid(θ) per layer and head in [0, 1]; hover shows layer, head, α and the embedding's norm."""
     alpha = site.alpha
     near_binary = float(((alpha < 0.1) | (alpha > 0.9)).float().mean())

@@ -1,18 +1,21 @@
-"""What every subcommand shares: the task arguments, the progress bar, and method flags from the registry."""
+"""What every subcommand shares, the CLI's and the methods' and analyses' own: the task arguments, the progress
+bar, and a method's flags from its registry entry (its config dataclass and presets)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from icr_app.core.config import add_config_flags, config_from_flags
 from icr_app.core.loading import add_loading_args, loading_options
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
-from icr_app.methods.base import MethodSpec
+
+if TYPE_CHECKING:  # annotations only: core never imports the methods
+    from icr_app.methods.base import MethodSpec
 
 
 def tqdm_progress(it: Iterable, desc: str = "", **kw: Any) -> Iterable:
