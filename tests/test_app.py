@@ -241,9 +241,10 @@ def test_mechanism_views_render(server, lm):
     assert joined.count("positive") + joined.count("negative") == 2  # shots=2: two demonstrations
     iso = _plot(c.predict(1, 2, 0, *ANCHOR_SETTINGS, "re-weighting", api_name="/isolation")[2])
     assert len(iso["data"][0]["x"]) == 5 and iso["data"][0]["y"][0] == 1.0  # unmodified model: loyal to itself
-    err, _sv, _norms, _transfer = c.predict(1, 2, 0, api_name="/rank1")
+    err, _sv, _norms, _transfer, no_update = c.predict(1, 2, 0, api_name="/rank1")
     patched, unpatched = (t["y"] for t in _plot(err)["data"][:2])
     assert all(p < 1e-4 < u for p, u in zip(patched, unpatched))
+    assert no_update == ""  # a Llama's context moves every layer's MLP input
     with pytest.raises(Exception, match="need a classification task"):
         _client(server, "antonyms").predict(8, 2, 0, *ANCHOR_SETTINGS, "confusion", api_name="/anchor_experiment")
 

@@ -2,13 +2,17 @@
 the `eval` flags, the app's method list, its Evaluate tab and the benchmarks pick it up from the registry alone."""
 
 import importlib.util
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import gradio as gr
 import pytest
+from gradio.i18n import I18nData
 
 from icr_app.app import build_demo
+from icr_app.app.strings import STRINGS
 from icr_app.cli import build_parser
 from icr_app.core.tasks import builtin_task
 from icr_app.evaluate import evaluate
@@ -63,11 +67,21 @@ def test_a_registered_method_is_evaluated(registered, lm):
 
 def test_a_registered_method_is_in_the_apps_lists_and_evaluate_tab(registered, lm):
     demo = build_demo(lm)
-    groups = {block.label: block.choices for block in demo.blocks.values() if isinstance(block, gr.CheckboxGroup)}
-    assert ("Echo (test)", "echo") in groups["methods side by side"]
+    groups = {english(block.label): [(english(shown), value) for shown, value in block.choices]
+              for block in demo.blocks.values() if isinstance(block, gr.CheckboxGroup)}
+    assert ("Echo (test)", "echo") in groups["methods side by side"]  # no strings of its own: the registry's title
     assert ("echo", "echo") in groups["methods"]  # the Evaluate tab's
     panels = [block for block in demo.blocks.values() if isinstance(block, gr.Plot)]
-    assert any(block.label == "echo label probabilities" for block in panels)
+    assert any(english(block.label) == "echo label probabilities" for block in panels)
+
+
+def english(label: object) -> object:
+    """A page string as an English visitor reads it (a translation key resolved, a plain string as it is)."""
+    if isinstance(label, I18nData):
+        return STRINGS["en"][label.key]
+    if isinstance(label, str):  # a string joined with a translated one carries its key inline
+        return re.sub(r"__i18n__(\{.*?\})", lambda m: STRINGS["en"][json.loads(m.group(1))["key"]], label)
+    return label
 
 
 def test_the_benchmarks_read_the_registry(registered):

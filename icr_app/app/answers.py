@@ -18,7 +18,7 @@ import pandas as pd
 from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
 from icr_app.app.figures import label_prob_bars
-from icr_app.app.i18n import say, t
+from icr_app.app.i18n import method_label, method_title, say, t
 from icr_app.app.messages import translated_error
 from icr_app.app.task_notes import task_note
 from icr_app.core.prompts import SHOTS
@@ -87,7 +87,7 @@ def panel_text(name: str, answer: Answer) -> str:
         facts.append(say("fact.built", s=answer.build_s))
     if answer.shipped:
         facts.append(say("fact.shipped"))
-    return (f"### {say('method.' + name)}\n**{pred.prediction or say('empty')}**\n\n" + " · ".join(facts)
+    return (f"### {method_title(name)}\n**{pred.prediction or say('empty')}**\n\n" + " · ".join(facts)
             + f"\n\n<sub>{say('kind.' + spec.kind)}</sub>")
 
 
@@ -113,7 +113,7 @@ def predict_one(ctx: AppContext, name: str, task: Task, built: dict[str, Method]
 def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int,
                  seed: int) -> tuple[str, Any, str]:
     """One method's answer to one query: (markdown, probability figure, prompt used); errors stay in the panel."""
-    title = say(f"method.{name}")
+    title = method_title(name)
     try:
         answer = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
@@ -233,7 +233,7 @@ class Handlers:
         todo = [n for n in chosen if not REGISTRY[n].instant and (n not in built or built[n].lm is not lm)]
         built, notes = dict(built), []
         for name in todo:
-            title = say(f"method.{name}")
+            title = method_title(name)
             step = self.ctx.progress(progress, request, "build", say("building", title=title))
             try:
                 built[name] = build_method(lm, task, name, seed=seed, shots=shots, progress=step)
@@ -284,7 +284,7 @@ def task_controls(ctx: AppContext, first: Task) -> dict[str, Any]:
 
 def method_panels() -> dict[str, Any]:
     """The methods to show, the Answer and Build buttons, one panel per registered method, and the batch table."""
-    shown = gr.CheckboxGroup([(t(f"method.{name}"), name) for name in REGISTRY], value=list(DEFAULT_PANELS),
+    shown = gr.CheckboxGroup([(method_label(name), name) for name in REGISTRY], value=list(DEFAULT_PANELS),
                              label=t("shown"))
     with gr.Row():
         ask = gr.Button(t("answer"), variant="primary")
@@ -295,7 +295,7 @@ def method_panels() -> dict[str, Any]:
     with gr.Row():
         for name in REGISTRY:
             with gr.Column(min_width=220, visible=name in DEFAULT_PANELS, elem_classes="method-panel") as col:
-                md = gr.Markdown("### " + t(f"method.{name}"))
+                md = gr.Markdown("### " + method_label(name))
                 plot = gr.Plot(label=f"{name} " + t("label_probabilities"))
                 with gr.Accordion(t("prompt_used"), open=False):
                     prompt = gr.Textbox(lines=6, show_label=False, max_lines=20)

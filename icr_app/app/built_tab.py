@@ -18,7 +18,7 @@ from gradio.i18n import I18nData
 
 from icr_app.app.answers import Page
 from icr_app.app.context import JOBS, TASKS, AppContext, on
-from icr_app.app.i18n import say, t
+from icr_app.app.i18n import method_title, say, t
 from icr_app.core.tasks import Task
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Method
@@ -41,7 +41,7 @@ def download_file(kind: type[StatefulMethod]) -> gr.File:
 
 
 def not_built(kind: type[StatefulMethod]) -> str:
-    return say("not_built_here", title=say(f"method.{kind.name}"))
+    return say("not_built_here", title=method_title(kind.name))
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from gradio.context import LocalContext
 from gradio.i18n import I18nData
 
 from icr_app.app.strings import STRINGS
+from icr_app.methods import REGISTRY
 
 ENGLISH, CHINESE = "en", "zh-CN"
 LANGUAGES = {ENGLISH: "English", CHINESE: "简体中文"}
@@ -51,6 +52,19 @@ def t(key: str) -> I18nData:
     if key not in STRINGS[ENGLISH]:
         raise KeyError(f"no string '{key}' in icr_app/app/strings.py")
     return I18N(key)
+
+
+def method_label(name: str) -> I18nData | str:
+    """A method's title as the page is built: translated where the strings have it, else the registry's title (a
+    method a contributor has just registered shows in English until its strings are written)."""
+    key = f"method.{name}"
+    return I18N(key) if key in STRINGS[ENGLISH] else REGISTRY[name].title
+
+
+def method_title(name: str) -> str:
+    """A method's title in the visitor's language (the registry's title where the strings lack it)."""
+    key = f"method.{name}"
+    return say(key) if key in STRINGS[ENGLISH] else REGISTRY[name].title
 
 
 def _accepted(header: str) -> str | None:

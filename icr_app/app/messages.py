@@ -59,8 +59,12 @@ CHINESE_MESSAGES: tuple[tuple[str, str], ...] = (
      r"(?:rebuild it|train it again) for this model",
      "这个 {what} 是为模型 {found} 制作的，但当前加载的模型是 {loaded}；请为这个模型重新构建"),
     (r"no pretrained ICR router ships for model '(?P<model>.*)' \(routers ship for: (?P<shipped>.*)\); train one "
-     r"with `icl-lab icr train`",
-     "模型“{model}”没有随应用提供预训练的 ICR 路由器（已提供的模型：{shipped}）；可以用 `icl-lab icr train` 训练一个"),
+     r"with `(?P<cmd>[^`]*)` and name its folder \(or a folder of routers\) with --icr-router or \$ICL_LAB_ROUTERS",
+     "模型“{model}”没有随应用提供预训练的 ICR 路由器（已提供的模型：{shipped}）；可以用 `{cmd}` 训练一个，"
+     "再用 --icr-router 或 $ICL_LAB_ROUTERS 指向它的文件夹（或存放多个路由器的文件夹）"),
+    (r"no ICR router for model (?P<model>\S+) in (?P<folder>.*) \(routers there: (?P<there>.*)\); train one with "
+     r"`(?P<cmd>[^`]*)`",
+     "文件夹 {folder} 中没有模型 {model} 的 ICR 路由器（其中的路由器：{there}）；可以用 `{cmd}` 训练一个"),
 )
 PATTERNS = tuple((re.compile(english, re.DOTALL), chinese) for english, chinese in CHINESE_MESSAGES)
 
