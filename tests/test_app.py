@@ -110,6 +110,12 @@ def test_empty_query_is_refused(server):
         c.predict("  ", 4, 0, SHOWN, api_name="/answer_zero_shot")
 
 
+def test_a_panel_tells_a_build_time_only_for_a_method_that_is_built(server):
+    c = _client(server, "sentiment")
+    md, _fig, _prompt = c.predict("I loved it", 4, 0, SHOWN, api_name="/answer_zero_shot")
+    assert " ms · prompt " in md and "built in" not in md  # zero-shot is "built" in microseconds
+
+
 def _site_client(url: str, task: str) -> Client:
     c = _client(url, task)
     c.predict(20, 0, api_name="/build_site")
@@ -126,6 +132,7 @@ def test_site_build_answer_and_artefact(server, lm, tmp_path):
     assert "SITE for **headline-topic**" in info and len(_plot(head_map)["data"][0]["z"]) == lm.n_layers
     md, _fig, prompt = c.predict("Rain delays the cup final", 4, 0, SHOWN, api_name="/answer_site")
     assert prompt == "Input: Rain delays the cup final\nOutput:"
+    assert "built in" in md
     built_answer = md.split("\n")[1]
     assert built_answer.strip("*") in {"sports", "business", "science", "politics"}
     site = load_site(download, lm)  # the downloaded file is a valid SITE task for this model

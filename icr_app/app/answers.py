@@ -83,7 +83,7 @@ def panel_text(name: str, answer: Answer) -> str:
         facts.append(say("fact.stored", n=answer.stored_parameters))
     if answer.trainable_parameters:
         facts.append(say("fact.trained", n=answer.trainable_parameters))
-    if answer.build_s:
+    if answer.build_s and not spec.instant:  # an instant method is "built" in microseconds: nothing to say
         facts.append(say("fact.built", s=answer.build_s))
     if answer.shipped:
         facts.append(say("fact.shipped"))
