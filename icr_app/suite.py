@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from icr_app import parallel
-from icr_app.core.commandline import add_method_flags, add_model_args, method_config, model_from_args
+from icr_app.core.commandline import (
+    add_method_flags,
+    add_model_args,
+    method_config,
+    model_from_args,
+    tqdm_progress,
+)
 from icr_app.core.loading import loading_options
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import SHOTS
@@ -69,7 +75,7 @@ def run_unit(lm: LoadedModel, name: str, task: Task, seed: int, todo: list[str],
     run = todo + [BASE] if BASE in methods and BASE not in todo else todo
     configs = {m: method_config(args, *parse_entry(m)) for m in run}
     rep = evaluate(lm, task, run, n_test=args.n_test, seed=seed, shots=args.shots,
-                   batch_size=args.batch_size, configs=configs)
+                   batch_size=args.batch_size, configs=configs, progress=tqdm_progress)
     records = [{"task": name, "model": rep.model, "n_test": rep.n_test, "seed": seed, "kind": rep.kind,
                 "method": m, "result": asdict(rep.methods[m])} for m in todo]
     for rec in records:
@@ -135,7 +141,7 @@ def run_suite(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     if todo:
         mine = parallel.share(todo)  # before the model loads: on GPUs each process takes its own
         lm = model_from_args(args)
-        for name, seed in mine:
+        for name, seed in tqdm_progress(mine, desc="suite: task × seed units", leave=True):
             records += run_unit(lm, name, tasks[name], seed, missing(args.out, name, seed, methods), args, methods)
     records = parallel.gather(records)
     if not parallel.is_main():

@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # annotations only: core never imports the methods
     from icr_app.methods.base import MethodSpec
 
 
-def tqdm_progress(it: Iterable, desc: str = "", **kw: Any) -> Iterable:
-    return tqdm(it, desc=desc, leave=False, file=sys.stderr, **kw)
+def tqdm_progress(it: Iterable, desc: str = "", leave: bool = False, **kw: Any) -> Iterable:
+    return tqdm(it, desc=desc, leave=leave, file=sys.stderr, **kw)
 
 
 def add_model_args(p: argparse.ArgumentParser,
