@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 from tiny import tiny_tokenizer
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 from transformers import LlamaConfig, LlamaForCausalLM
 
 import icr_app as icl
@@ -161,3 +162,54 @@ def test_readme_example_runs_as_written(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     exec(compile(readme_example(), "README.md", "exec"), {})
     assert "positive" in capsys.readouterr().out
+
+
+def train_icr_router(_name, lm, task, tmp_path, monkeypatch):
+    from test_icr import hash_encoder
+
+    from icr_app.methods.icr.train import TrainConfig, train_router
+
+    cfg = TrainConfig(rank=4, layers=[2, 3], pid_prompts=4, max_demos=4, examples_per_domain=8, holdout=8, epochs=1,
+                      batch_size=4, lr=1e-2)
+    router = train_router(lm, [task, builtin_task("antonyms")], tmp_path / "router", cfg, hash_encoder)
+    assert router.net.alpha_mlp[-1].weight.abs().max() > 0  # trained away from its zero start
+
+
+def reweight_anchors(_name, lm, task, tmp_path, monkeypatch):
+    from icr_app.analyses.anchors.compression import fixed_demo_prompts
+    from icr_app.analyses.anchors.reweighting import reweight_experiment
+    from icr_app.core.prompts import Template
+
+    train, prompts = fixed_demo_prompts(lm, task, 3, None, 0, Template())
+    assert reweight_experiment(lm, task, train, prompts, Template(), per_class=1, epochs=1).beta_abs_mean > 0
+
+
+TRAINING = {"site": built, "i2cl": built, "lora": built, "icr": train_icr_router,
+            "anchors re-weighting": reweight_anchors}
+
+
+@pytest.mark.parametrize("name", list(TRAINING))
+def test_training_on_a_wrapped_model_reaches_only_what_it_trains(name, tmp_path, monkeypatch):
+    """Every optimiser step of a method's or an analysis' training, on a model the user wrapped with trainable
+    parameters, steps the method's own parameters, each with a gradient and some of them non-zero (LoRA's B and the
+    router's last layer start at zero, so the first step moves them only); the model's parameters get no gradient
+    and keep the `requires_grad` they had (some on, some off)."""
+    model, tok = users_model()
+    model.model.layers[0].requires_grad_(False)
+    flags = [p.requires_grad for p in model.parameters()]
+    models = {id(p) for p in model.parameters()}
+    steps = []
+
+    def record(optimizer, *_):
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        with_grads = all(p.grad is not None for p in params) and any(p.grad.any() for p in params)
+        steps.append(with_grads and not models & set(map(id, params)))
+
+    hook = register_optimizer_step_pre_hook(record)
+    try:
+        TRAINING[name](name, icl.wrap(model, tok), builtin_task("sentiment"), tmp_path, monkeypatch)
+    finally:
+        hook.remove()
+    assert steps and all(steps)
+    assert all(p.grad is None for p in model.parameters())
+    assert [p.requires_grad for p in model.parameters()] == flags
