@@ -10,7 +10,8 @@ from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
 from icr_app.analyses.anchors.compression import anchor_positions, compression_experiment, fixed_demo_prompts
 from icr_app.analyses.anchors.confusion import confusion_experiment
-from icr_app.analyses.anchors.flow_views import anchor_flow_figure, flow_curves_figure, flow_view
+from icr_app.analyses.anchors.figures import compression_figure, confusion_figure, isolation_figure
+from icr_app.analyses.anchors.flow_figures import anchor_flow_figure, flow_curves_figure, flow_graph
 from icr_app.analyses.anchors.isolation import isolate, isolation_experiment
 from icr_app.analyses.anchors.prefix import answer_logits, demo_cache, shared_prefix
 from icr_app.analyses.anchors.prompt import build_prompt, first_label_ids, label_loss
@@ -22,7 +23,6 @@ from icr_app.analyses.anchors.saliency import (
     prompt_saliency,
     task_prompts,
 )
-from icr_app.analyses.anchors.views import compression_figure, confusion_figure, isolation_figure
 from icr_app.cli import main
 from icr_app.core.attention import attend, attention_weights
 from icr_app.core.prompts import Template
@@ -166,17 +166,17 @@ def test_confusion_and_figures(lm, task, prompts):
     p = prompts[0]
     heads = prompt_saliency(lm, p, task.labels, per_head=True)
     torch.testing.assert_close(heads.sum(1).abs(), prompt_saliency(lm, p, task.labels))
-    view = flow_view(p, heads, top=5, top_head=2)
+    graph = flow_graph(p, heads, top=5, top_head=2)
     n_label = len(p.label_positions)
-    summed = [lk for lk in view.links if lk[0] == 1 and lk[1] == -1]
+    summed = [lk for lk in graph.links if lk[0] == 1 and lk[1] == -1]
     assert len(summed) == 5 + n_label  # the 5 strongest text → label-word links, and every label word → target
-    assert len([lk for lk in view.links if lk[0] == 1 and lk[1] == 0]) == 2 + n_label
-    assert max(view.row) == len(p.demos) and view.row[p.target] == len(p.demos)  # one line per demo, query last
+    assert len([lk for lk in graph.links if lk[0] == 1 and lk[1] == 0]) == 2 + n_label
+    assert max(graph.row) == len(p.demos) and graph.row[p.target] == len(p.demos)  # one line per demo, query last
     drawn = lambda fig: sum(t.mode == "lines" for t in fig.data)  # noqa: E731
     strongest = max(lk[4] for lk in summed)
-    assert drawn(anchor_flow_figure(view, 1, None, 0.0)) == len(summed)
-    assert drawn(anchor_flow_figure(view, 1, None, 0.5)) == sum(lk[4] >= 0.5 * strongest for lk in summed)
-    assert [t.name for t in anchor_flow_figure(view, 1, 0).data if t.mode == "text"] == [
+    assert drawn(anchor_flow_figure(graph, 1, None, 0.0)) == len(summed)
+    assert drawn(anchor_flow_figure(graph, 1, None, 0.5)) == sum(lk[4] >= 0.5 * strongest for lk in summed)
+    assert [t.name for t in anchor_flow_figure(graph, 1, 0).data if t.mode == "text"] == [
         "target", "label word", "format", "text"]
     flow_curves_figure(information_flow(lm, task, prompts[:1]))
     confusion_figure(res)

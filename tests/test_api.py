@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 from tiny import tiny_tokenizer
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 from transformers import LlamaConfig, LlamaForCausalLM
 
 import icr_app as icl
@@ -18,13 +19,15 @@ TINY_SITE = {"n_prompts": 4, "n_demos": 2, "steps": 4, "batch_size": 4, "eval_ev
              "max_examples": 20}
 
 
-def users_model():
-    """A model as a user has it: eager attention, every parameter trainable, in eval mode."""
+def users_model(tied: bool = True):
+    """A model as a user has it: eager attention, every parameter trainable, in eval mode. Untied (`tied=False`),
+    its random output head makes greedy decoding wander: tied, it repeats the prompt's last token whatever is
+    changed, which no generation test can tell apart."""
     tok = tiny_tokenizer()
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=4,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, tie_word_embeddings=True)
+                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, tie_word_embeddings=tied)
     model = LlamaForCausalLM(cfg).eval()
     model.set_attn_implementation("eager")
     return model, tok
@@ -64,24 +67,80 @@ def test_build_predict_save_load_on_pairs(tmp_path):
         icl.build("zero-shot", lm, pairs).save(tmp_path / "zs.safetensors")
 
 
-def test_applied_runs_the_users_own_calls_as_predict_does():
-    """Inside `applied`, the user's model(...) on the method's prompt gives the label probabilities `predict` gives,
-    and outside it the model answers as before the block (nothing left behind)."""
+TINY = {  # every method that changes the model, at toy size (a build takes well under a second)
+    "task-vector": {"n_prompts": 4, "val_size": 6, "batch_size": 4},
+    "function-vector": {"n_prompts": 3, "n_corrupted": 2, "batch_size": 2},
+    "i2cl": {"demos_per_class": 2, "open_demos": 4, "calibration_examples": 8, "epochs": 2, "batch_size": 4},
+    "icv": {"n_demos": 4, "val_examples": 6, "strengths": [0.5]},  # a strength of 0 would change nothing
+    "lora": {"steps": 4, "batch_size": 4, "max_examples": 16, "eval_every": 2, "patience": 2, "lr": 1e-2},
+    "site": TINY_SITE,
+}
+
+
+def built(name, lm, task, tmp_path, monkeypatch, **config):
+    """Method `name` built through the public API on the tiny task; ICR with a router made for `lm` (non-zero α,
+    the stand-in encoder), saved and named, as a user passes their own."""
+    if name == "icr":
+        from test_icr import hash_encoder, trained_like
+
+        from icr_app.methods.icr import router as router_module
+        from icr_app.methods.icr.pids import extract_pids
+
+        monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+        pids = extract_pids(lm, [builtin_task("sentiment"), builtin_task("antonyms")], rank=4, n_prompts=4,
+                            max_demos=4)
+        trained_like(lm, pids, 0).save(tmp_path / "router")
+        return icl.build("icr", lm, task, router=str(tmp_path / "router"))
+    return icl.build(name, lm, task, shots=2, **TINY[name], **config)
+
+
+def last_logits(model, batch) -> torch.Tensor:
+    with torch.no_grad():
+        return model(**batch).logits[:, -1]
+
+
+@pytest.mark.parametrize("name", [*TINY, "icr"])
+def test_applied_runs_the_users_own_calls_as_predict_does(name, tmp_path, monkeypatch):
+    """Inside `applied`, the user's plain model(...) on the method's prompts (a left-padded batch) gives the label
+    probabilities `predict` gives, which are not zero-shot's; after the block, also one left by an error, the model
+    answers exactly as before it."""
     model, tok = users_model()
-    lm = icl.wrap(model, tok)
-    site = icl.build("site", lm, builtin_task("sentiment"), **TINY_SITE)
-    query = "An absolute joy."
-    expected = site.predict([query])[0]
-    ids = tok(site.prompt(query), return_tensors="pt").input_ids
-    before = model(ids).logits[0, -1]
-    with site.applied([query]):
+    m = built(name, icl.wrap(model, tok), builtin_task("sentiment"), tmp_path, monkeypatch)
+    queries = ["An absolute joy.", "Dull and far too long for what it has to say."]
+    expected = [[p.label_probs[label] for label in m.labels] for p in m.predict(queries)]
+    batch = tok([m.prompt(q) for q in queries], return_tensors="pt", padding=True)
+    before = last_logits(model, batch)
+    with m.applied(queries):
         assert model.config._attn_implementation == ATTENTION
-        logits = model(ids).logits[0, -1]
-    probs = torch.softmax(logits[list(site.label_set.first_ids)], -1)
-    assert probs.tolist() == pytest.approx([expected.label_probs[label] for label in site.labels], abs=1e-4)
-    assert not torch.allclose(logits, before)
-    assert torch.allclose(model(ids).logits[0, -1], before)
+        logits = last_logits(model, batch)
+    probs = torch.softmax(logits[:, m.label_set.first_ids], -1)
+    assert probs.tolist()[0] == pytest.approx(expected[0], abs=1e-4)
+    assert probs.tolist()[1] == pytest.approx(expected[1], abs=1e-4)
+    assert (logits - before).abs().max() > 1e-3
+    assert torch.equal(last_logits(model, batch), before)
+    with pytest.raises(RuntimeError, match="inside"), m.applied(queries):
+        last_logits(model, batch)
+        raise RuntimeError("inside")
+    assert torch.equal(last_logits(model, batch), before)
     assert model.config._attn_implementation == "eager"
+    assert not any(module._forward_hooks or module._forward_pre_hooks for module in model.modules())
+
+
+@pytest.mark.parametrize(("name", "config"), [("task-vector", {}), ("lora", {}), ("site", {}),
+                                             ("site", {"decode_inject": True})])
+def test_applied_generates_as_predict_does(name, config, tmp_path, monkeypatch):
+    """The user's model.generate(...) inside `applied` answers an open task as `predict` does: the prefill with the
+    method's change, each decoding step with its decoding change (SITE's `decode_inject`; LoRA's update), or none
+    (the task vector's replacement at the prompt's last token is not repeated on the generated tokens)."""
+    model, tok = users_model(tied=False)
+    m = built(name, icl.wrap(model, tok), builtin_task("antonyms"), tmp_path, monkeypatch, **config)
+    queries = ["hot", "early", "open"]
+    expected = [p.generated for p in m.predict(queries)]
+    for query, want in zip(queries, expected):
+        ids = tok(m.prompt(query), return_tensors="pt")
+        with m.applied([query]):
+            out = model.generate(**ids, max_new_tokens=m.max_new_tokens, do_sample=False)
+        assert tok.decode(out[0, ids.input_ids.shape[1]:], skip_special_tokens=True).split("\n")[0] == want
 
 
 def test_the_registries_describe_every_method_and_analysis():
@@ -103,3 +162,54 @@ def test_readme_example_runs_as_written(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     exec(compile(readme_example(), "README.md", "exec"), {})
     assert "positive" in capsys.readouterr().out
+
+
+def train_icr_router(_name, lm, task, tmp_path, monkeypatch):
+    from test_icr import hash_encoder
+
+    from icr_app.methods.icr.train import TrainConfig, train_router
+
+    cfg = TrainConfig(rank=4, layers=[2, 3], pid_prompts=4, max_demos=4, examples_per_domain=8, holdout=8, epochs=1,
+                      batch_size=4, lr=1e-2)
+    router = train_router(lm, [task, builtin_task("antonyms")], tmp_path / "router", cfg, hash_encoder)
+    assert router.net.alpha_mlp[-1].weight.abs().max() > 0  # trained away from its zero start
+
+
+def reweight_anchors(_name, lm, task, tmp_path, monkeypatch):
+    from icr_app.analyses.anchors.compression import fixed_demo_prompts
+    from icr_app.analyses.anchors.reweighting import reweight_experiment
+    from icr_app.core.prompts import Template
+
+    train, prompts = fixed_demo_prompts(lm, task, 3, None, 0, Template())
+    assert reweight_experiment(lm, task, train, prompts, Template(), per_class=1, epochs=1).beta_abs_mean > 0
+
+
+TRAINING = {"site": built, "i2cl": built, "lora": built, "icr": train_icr_router,
+            "anchors re-weighting": reweight_anchors}
+
+
+@pytest.mark.parametrize("name", list(TRAINING))
+def test_training_on_a_wrapped_model_reaches_only_what_it_trains(name, tmp_path, monkeypatch):
+    """Every optimiser step of a method's or an analysis' training, on a model the user wrapped with trainable
+    parameters, steps the method's own parameters, each with a gradient and some of them non-zero (LoRA's B and the
+    router's last layer start at zero, so the first step moves them only); the model's parameters get no gradient
+    and keep the `requires_grad` they had (some on, some off)."""
+    model, tok = users_model()
+    model.model.layers[0].requires_grad_(False)
+    flags = [p.requires_grad for p in model.parameters()]
+    models = {id(p) for p in model.parameters()}
+    steps = []
+
+    def record(optimizer, *_):
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        with_grads = all(p.grad is not None for p in params) and any(p.grad.any() for p in params)
+        steps.append(with_grads and not models & set(map(id, params)))
+
+    hook = register_optimizer_step_pre_hook(record)
+    try:
+        TRAINING[name](name, icl.wrap(model, tok), builtin_task("sentiment"), tmp_path, monkeypatch)
+    finally:
+        hook.remove()
+    assert steps and all(steps)
+    assert all(p.grad is None for p in model.parameters())
+    assert [p.requires_grad for p in model.parameters()] == flags

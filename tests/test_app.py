@@ -208,7 +208,7 @@ def test_batch_of_queries(server):
     assert [row[3] for row in table["data"]] == single
 
 
-ANCHOR_SETTINGS = (1, "all heads", 0.1)  # layer, heads, link threshold of the flow view
+ANCHOR_SETTINGS = (1, "all heads", 0.1)  # layer, heads, link threshold of the flow graph
 
 
 def test_anchor_experiments_render(server, lm):
@@ -233,7 +233,7 @@ def test_anchor_experiments_render(server, lm):
 
 
 def test_mechanism_views_render(server, lm):
-    """Flow curves: three flows per layer that sum to 1; the flow view writes the prompt out and draws the label
+    """Flow curves: three flows per layer that sum to 1; the flow graph writes the prompt out and draws the label
     words and the target; isolation has its five conditions; rank-1's identity error sits far below the gap."""
     c = _client(server, "sentiment")
     curves, arcs, _iso, _exp, _layer, _head = c.predict(2, 2, 0, *ANCHOR_SETTINGS, "re-weighting", api_name="/flow")
@@ -277,8 +277,8 @@ def test_an_answer_that_needs_no_build_is_computed_once_per_model(lm, monkeypatc
     for another seed or another model."""
     from tiny import tiny_lm
 
-    from icr_app.app.answers import predict_one
     from icr_app.app.context import AppContext
+    from icr_app.app.page import predict_one
     from icr_app.methods.base import Answering
     from icr_app.methods.few_shot import FewShotMethod
 
@@ -337,8 +337,8 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     from tiny import tiny_lm
 
     from icr_app import prebuilt
-    from icr_app.app.answers import predict_one
     from icr_app.app.context import AppContext
+    from icr_app.app.page import predict_one
     from icr_app.methods.base import Method
     from icr_app.methods.site.method import SiteConfig
 

@@ -1,4 +1,4 @@
-"""Every supported decoder family through every method and view, on a tiny random model of each.
+"""Every supported decoder family through every method and analysis, on a tiny random model of each.
 
 The checks are identities and real behaviour, not smoke: SITE with α = 0 and an untrained ICR router are the
 plain model exactly; the cached-prefix training path equals the full prompt (Gemma-3's 8-token sliding window

@@ -1,14 +1,14 @@
 """Function vectors on the tiny models: the fast indirect effects against patching the whole prompt, a patch with
 the run's own value has no effect (every family), top-k and the projection sum by hand (biases included), a zero
 vector is zero-shot exactly, the vector is added at the last token only, artefacts, hooks, the SITE overlap and
-the view."""
+the tab."""
 
 from dataclasses import replace
 
 import pytest
 import torch
 from families import FAMILIES
-from test_task_vector import cancelling_at, no_hooks, tab_view
+from test_task_vector import cancelling_at, no_hooks, tab_show
 from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
@@ -240,9 +240,9 @@ def test_the_tab_offers_the_built_vector_as_a_file(lm):
     from icr_app.app.built_tab import not_built
     from icr_app.methods.function_vector_panel import build_tab
 
-    view = tab_view(lm, build_tab, "function_vector_view")
-    assert view({}, None) == (None, not_built(FunctionVectorMethod), "", None)
+    show = tab_show(lm, build_tab, "show_function_vector")
+    assert show({}, None) == (None, not_built(FunctionVectorMethod), "", None)
     fv = fake_fv(lm, builtin_task("sentiment"), torch.arange(64.0), top_k=2)
-    figure, text, overlap, path = view({"function-vector": FunctionVectorMethod(lm, fv)}, None)
+    figure, text, overlap, path = show({"function-vector": FunctionVectorMethod(lm, fv)}, None)
     assert torch.equal(FunctionVectorState.load(path, lm).fv, fv.fv) and "after block 1" in text
     assert "build SITE" in overlap and len(figure.data[1].x) == 2

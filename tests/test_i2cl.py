@@ -17,6 +17,7 @@ from icr_app.core.trace import Trace, main_tensor
 from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.base import Answering
+from icr_app.methods.i2cl.figures import coefficient_figure
 from icr_app.methods.i2cl.method import (
     I2CLConfig,
     I2CLMethod,
@@ -26,7 +27,6 @@ from icr_app.methods.i2cl.method import (
     cosine_with_warmup,
     inject,
 )
-from icr_app.methods.i2cl.view import coefficient_figure
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=2, batch_size=4)
@@ -219,14 +219,14 @@ def test_evaluate_and_cli(lm, tiny_checkpoint, tmp_path):
     assert row["error"] is None and row["n"] == 4 and row["trainable_parameters"] == lm.n_layers * 4
 
 
-def tab_view(lm, build_tab, api_name: str):
+def tab_show(lm, build_tab, api_name: str):
     """The handler a method's tab wires to `page.built.change`, taken from a page holding only that tab."""
     import dataclasses
 
     import gradio as gr
 
-    from icr_app.app.answers import Page
     from icr_app.app.context import AppContext
+    from icr_app.app.page import Page
 
     with gr.Blocks() as demo:  # the tab reads only the built methods and the task events; the rest is filler
         parts = {f.name: gr.State() for f in dataclasses.fields(Page)}
@@ -239,14 +239,14 @@ def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):
     from icr_app.app.built_tab import not_built
     from icr_app.methods.i2cl.panel import build_tab
 
-    view = tab_view(lm, build_tab, "i2cl_view")
-    assert view({}, None) == (None, not_built(I2CLMethod), None)
+    show = tab_show(lm, build_tab, "show_i2cl")
+    assert show({}, None) == (None, not_built(I2CLMethod), None)
     state = built["sentiment"]
-    fig, info, path = view({"i2cl": I2CLMethod(lm, state)}, None)
+    fig, info, path = show({"i2cl": I2CLMethod(lm, state)}, None)
     assert "sentiment" in info and f"{state.meta.steps} steps" in info
     assert list(fig.data[0].y) == state.coef[:, 0, 0].tolist()
     back = REGISTRY["i2cl"].load(path, lm)
     assert torch.equal(back.state.coef, state.coef) and torch.equal(back.state.vectors, state.vectors)
     assert back.build_s == state.meta.build_s
     # built for a model since switched
-    assert view({"i2cl": I2CLMethod(tiny_lm(), state)}, None)[1] == not_built(I2CLMethod)
+    assert show({"i2cl": I2CLMethod(tiny_lm(), state)}, None)[1] == not_built(I2CLMethod)

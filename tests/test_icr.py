@@ -237,7 +237,7 @@ def test_ensemble_routes_with_the_mean_bias_in_the_model(lm, pids):
     assert (half - alone)[real].abs().max() > 1e-4
 
 
-def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
+def test_ensemble_round_trip_figures_and_refusals(lm, pids, tmp_path):
     folders = []
     for seed in (0, 1):
         folders.append(tmp_path / f"seed{seed}")
@@ -264,7 +264,7 @@ def test_ensemble_round_trip_views_and_refusals(lm, pids, tmp_path):
     ensemble_folders(lm, folders[:1], tmp_path / "one", encoder=hash_encoder, alpha_scale=0.5)  # rescale one router
     one = ICRRouter.load(tmp_path / "one", lm, encoder=hash_encoder)
     assert torch.allclose(one.route(["great film"])[0], 0.5 * alpha[:, 0])
-    from icr_app.methods.icr.view import routing_figures
+    from icr_app.methods.icr.figures import routing_figures
 
     alpha_fig, gamma_fig = routing_figures(again, "great film")
     assert "mean of 2 routers" in alpha_fig.layout.title.text
@@ -426,8 +426,8 @@ def test_two_processes_train_like_one_with_the_global_batch(lm, tmp_path):
 
 @pytest.mark.slow
 def test_real_encoder_and_pretrained_router(real_lm):
+    from icr_app.methods.icr.figures import routing_figures
     from icr_app.methods.icr.router import load_pretrained_router
-    from icr_app.methods.icr.view import routing_figures
 
     router = load_pretrained_router(real_lm)
     alpha, gamma = router.route(["The film was a delight.", "wallet"])

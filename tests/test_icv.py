@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from families import FAMILIES
-from test_i2cl import assert_no_hooks_after_errors, assert_refused, assert_zero_shot_exactly, model_of, tab_view
+from test_i2cl import assert_no_hooks_after_errors, assert_refused, assert_zero_shot_exactly, model_of, tab_show
 from tiny import build_state, tiny_lm
 
 from icr_app.cli import main
@@ -19,6 +19,7 @@ from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.evaluate import evaluate
 from icr_app.methods import REGISTRY
+from icr_app.methods.icv.figures import sweep_figure
 from icr_app.methods.icv.method import (
     ICVConfig,
     ICVMethod,
@@ -31,7 +32,6 @@ from icr_app.methods.icv.method import (
     steered_modules,
     validation_score,
 )
-from icr_app.methods.icv.view import sweep_figure
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = ICVConfig(n_demos=4, val_examples=6, strengths=[0.0, 0.1, 0.5])
@@ -140,7 +140,7 @@ def test_sweep_scores_each_strength_and_picks_the_best(lm, built):
         assert (row["accuracy"], row["tiebreak"]) == validation_score(ICVMethod(lm, at(state, row["strength"])), val)
     best = max(m.sweep, key=lambda r: (r["accuracy"], r["tiebreak"], -r["strength"]))
     assert m.strength == best["strength"]
-    zs = ZeroShotMethod(lm, m.answering()).predict(val.inputs)
+    zs = ZeroShotMethod(lm, m.to_answering()).predict(val.inputs)
     assert m.sweep[0]["accuracy"] == sum(p.prediction == y for p, y in zip(zs, val.outputs)) / len(val.examples)
     fig = sweep_figure(state)
     assert list(fig.data[0].x) == TINY.strengths and list(fig.data[1].x) == [m.strength]
@@ -214,10 +214,10 @@ def test_tab_shows_the_built_icv_and_offers_its_file(lm, built):
     from icr_app.app.built_tab import not_built
     from icr_app.methods.icv.panel import build_tab
 
-    view = tab_view(lm, build_tab, "icv_view")
-    assert view({}, None) == (None, not_built(ICVMethod), None)
+    show = tab_show(lm, build_tab, "show_icv")
+    assert show({}, None) == (None, not_built(ICVMethod), None)
     state = built["sentiment"]
-    fig, info, path = view({"icv": ICVMethod(lm, state)}, None)
+    fig, info, path = show({"icv": ICVMethod(lm, state)}, None)
     assert f"λ = {state.meta.strength:g}" in info
     assert list(fig.data[0].y) == [r["accuracy"] for r in state.meta.sweep]
     back = REGISTRY["icv"].load(path, lm)

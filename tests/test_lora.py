@@ -18,6 +18,7 @@ from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
+from icr_app.methods.lora.figures import parameter_bars, training_curve
 from icr_app.methods.lora.method import (
     LoraConfig,
     LoraMethod,
@@ -25,7 +26,6 @@ from icr_app.methods.lora.method import (
     config_from_json,
     with_adapter,
 )
-from icr_app.methods.lora.view import parameter_bars, training_curve
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2)

@@ -172,7 +172,7 @@ def test_unknown_model_lists_builtins():
 
 
 def test_evaluate_tab_shows_intervals_and_the_paired_test(lm):
-    """A run shipped before intervals existed gets them from its per-item results; the agreement view tests."""
+    """A run shipped before intervals existed gets them from its per-item results; the agreement table tests."""
     import pandas as pd
 
     from icr_app.app.evaluate_tab import agreement, report_from, results_table

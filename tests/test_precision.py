@@ -1,4 +1,4 @@
-"""Every method and view on a model loaded in bfloat16 (each family), and on one loaded with two of its blocks
+"""Every method and analysis on a model loaded in bfloat16 (each family), and on one loaded with two of its blocks
 offloaded to disk through accelerate's device map; artefacts built in fp32 answer there; a model too large
 for `--max-memory` is refused before loading (issue 26).
 
@@ -150,13 +150,13 @@ def test_strength_zero_is_zero_shot_exactly(low, built):
     assert_zero_shot_exactly(LoraMethod(low, untrained(low, train)), test.inputs)
 
 
-def test_every_view_draws(low, built):
+def test_every_figure_draws(low, built):
     from icr_app.methods.function_vector_panel import aie_figure
-    from icr_app.methods.i2cl.view import coefficient_figure
-    from icr_app.methods.icr.view import routing_figures
-    from icr_app.methods.icv.view import sweep_figure
-    from icr_app.methods.lora.view import training_curve
-    from icr_app.methods.site.view import alpha_heatmap
+    from icr_app.methods.i2cl.figures import coefficient_figure
+    from icr_app.methods.icr.figures import routing_figures
+    from icr_app.methods.icv.figures import sweep_figure
+    from icr_app.methods.lora.figures import training_curve
+    from icr_app.methods.site.figures import alpha_heatmap
     from icr_app.methods.task_vector_panel import layer_figure
 
     figures = [alpha_heatmap(built["site"].state), layer_figure(built["task-vector"].state),

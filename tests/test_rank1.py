@@ -1,4 +1,4 @@
-"""The rank-1 view: the identity, the patch's shape, and that nothing leaks into the shared model."""
+"""The rank-1 analysis: the identity, the patch's shape, and that nothing leaks into the shared model."""
 
 import json
 
@@ -16,7 +16,7 @@ from icr_app.analyses.rank1.analysis import (
     query_states,
     rank1_analysis,
 )
-from icr_app.analyses.rank1.views import (
+from icr_app.analyses.rank1.figures import (
     error_by_layer_figure,
     norm_vs_demos_figure,
     singular_values_figure,
@@ -159,7 +159,7 @@ def test_real_model_identity_within_1e4(real_lm, shared_data):
         assert float(err.abs().max()) <= 1e-4
 
 
-def test_a_layer_without_update_reads_as_such_in_the_table_the_json_and_the_view(tmp_path, capsys):
+def test_a_layer_without_update_reads_as_such_in_the_table_the_json_and_the_tab(tmp_path, capsys):
     """GPT-NeoX's first MLP reads the query token's embedding alone (parallel residual), so its ΔW is zero:
     σ₂/σ₁ is undefined there, which the table prints as "-", the JSON as null and the tab explains."""
     from icr_app.analyses.rank1.panel import figures

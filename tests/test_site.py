@@ -19,10 +19,10 @@ from icr_app.evaluate import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.site import train as site_train
 from icr_app.methods.site.artefact import load_site, save_site
+from icr_app.methods.site.figures import alpha_heatmap
 from icr_app.methods.site.inject import inject, mix_at
 from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteState, _examples
 from icr_app.methods.site.train import Scorer, accumulate_grad, train_theta
-from icr_app.methods.site.view import alpha_heatmap
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = SiteConfig(n_prompts=4, n_demos=2, steps=6, batch_size=4, eval_every=2, patience=2, max_examples=20)

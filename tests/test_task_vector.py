@@ -1,13 +1,13 @@
 """Task vectors on the tiny models: the fast layer sweep against full-prompt patching (every family), replacing
 a query's own state is zero-shot exactly, the last block carries a few-shot prompt's answer over, the chosen
-layer is the one inference confirms, artefacts, hook hygiene and the view."""
+layer is the one inference confirms, artefacts, hook hygiene and the tab."""
 
 from dataclasses import replace
 
 import pytest
 import torch
 from families import FAMILIES
-from test_i2cl import tab_view
+from test_i2cl import tab_show
 from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
@@ -218,10 +218,10 @@ def test_the_tab_offers_the_built_vector_as_a_file(lm):
     from icr_app.app.built_tab import not_built
     from icr_app.methods.task_vector_panel import build_tab
 
-    view = tab_view(lm, build_tab, "task_vector_view")
-    assert view({}, None) == (None, not_built(TaskVectorMethod), None)
+    show = tab_show(lm, build_tab, "show_task_vector")
+    assert show({}, None) == (None, not_built(TaskVectorMethod), None)
     tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.arange(64.0))
-    figure, text, path = view({"task-vector": TaskVectorMethod(lm, tv)}, None)
+    figure, text, path = show({"task-vector": TaskVectorMethod(lm, tv)}, None)
     assert torch.equal(TaskVectorState.load(path, lm).theta, tv.theta) and "block 2" in text
     assert figure.data[1].x[0] == 2
 

@@ -1,10 +1,11 @@
-"""The analysis registry: every mechanism view ICL Lab offers beside the methods, one entry each.
+"""The analysis registry: every study of the mechanism ICL Lab offers beside the methods, one entry each.
 
 An analysis registers here with its name, title and description, and names its parts as "module:function",
 imported only when used (so `eval` never imports gradio): `commands` adds its CLI subcommands, `tab` builds its
-app tab, `views` computes its results with the app's defaults as JSON, `(lm, task, progress) -> {view: data}`,
-which `icl-lab prebuild` ships for the built-in tasks and the tabs read back. The CLI, the app and `prebuild` list
-analyses from `REGISTRY` only. Adding an analysis is its own folder plus one line in `_SPECS`.
+app tab, `views` computes its views (its results with the app's defaults, as JSON),
+`(lm, task, progress) -> {view: data}`, which `icl-lab prebuild` ships for the built-in tasks and the tabs read
+back. The CLI, the app and `prebuild` list analyses from `REGISTRY` only. Adding an analysis is its own folder
+plus one line in `_SPECS`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Gradio page: pick a task, ask a query, see the methods side by side, look inside.
 
-One builder per tab: the answers section (`answers`), the guided tour (`tour`), each method's own tab (its
+One builder per tab: the answers section (`page`), the guided tour (`tour`), each method's own tab (its
 `panel` module, named in the registry), the analyses' tabs, and the Evaluate tab. They share an `AppContext`
 (the model and the per-visitor bookkeeping) and a `Page` (the visitor's task, built methods and settings).
 """
@@ -12,10 +12,10 @@ import os
 import gradio as gr
 
 from icr_app.analyses import REGISTRY as ANALYSES
-from icr_app.app.answers import build_section
 from icr_app.app.context import AppContext
 from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
 from icr_app.app.i18n import APPLY_CHOICE, I18N, follow_choice, language_switch, t
+from icr_app.app.page import build_section
 from icr_app.app.tour import build_tab as build_tour
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.core.paths import resolve

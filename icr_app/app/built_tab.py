@@ -16,9 +16,9 @@ import gradio as gr
 import plotly.graph_objects as go
 from gradio.i18n import I18nData
 
-from icr_app.app.answers import Page
 from icr_app.app.context import JOBS, TASKS, AppContext, on
 from icr_app.app.i18n import method_title, say, t
+from icr_app.app.page import Page
 from icr_app.core.tasks import Task
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Method
@@ -74,7 +74,7 @@ def built_method_tab(ctx: AppContext, page: Page, kind: type[StatefulMethod], ti
                      second: TabFigure | None = None, build: TabBuild | None = None) -> None:
     """A tab showing the visitor's built `kind` (its state's `figure` and `summary`, the `second` figure and `notes`
     on it beside the other built methods when given) and offering its artefact, redrawn whenever their built
-    methods or the task change (api name "<method>_view"); with `build`, its own Build button and an upload."""
+    methods or the task change (api name "show_<method>"); with `build`, its own Build button and an upload."""
     key = kind.name.replace("-", "_")
 
     def show(built: dict[str, Method], request: gr.Request):
@@ -99,7 +99,7 @@ def built_method_tab(ctx: AppContext, page: Page, kind: type[StatefulMethod], ti
             outs.append(download_file(kind))
             upload = None if build is None else gr.File(label=build.upload, file_types=[".safetensors"],
                                                         type="filepath")
-    on(page.built.change, show, page.built, outs, f"{key}_view", TASKS, queue=False)
+    on(page.built.change, show, page.built, outs, f"show_{key}", TASKS, queue=False)
     for event in page.task_changed:
         event.then(show, page.built, outs, queue=False)
     if build is not None:

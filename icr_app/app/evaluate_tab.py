@@ -10,17 +10,17 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
-from icr_app.app.answers import Page
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.app.exports import csv_file, json_file
 from icr_app.app.figures import eval_bars
 from icr_app.app.i18n import say, t
+from icr_app.app.page import Page
 from icr_app.core.tasks import Task, split
 from icr_app.evaluate import EvalReport, MethodResult, evaluate
+from icr_app.figures.note import note_figure
 from icr_app.methods import REGISTRY
 from icr_app.prebuilt import EVALUATE as DEFAULTS
 from icr_app.stats import paired, significant, wilson
-from icr_app.views.note import note_figure
 
 
 def report_from(data: dict[str, Any]) -> EvalReport:

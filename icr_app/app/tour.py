@@ -10,21 +10,21 @@ import gradio as gr
 import plotly.graph_objects as go
 import torch
 
-from icr_app.analyses.anchors.flow_views import FlowView, anchor_flow_figure
+from icr_app.analyses.anchors.flow_figures import FlowGraph, anchor_flow_figure
 from icr_app.analyses.rank1 import cached as rank1_cached
-from icr_app.analyses.rank1.views import singular_values_figure
-from icr_app.app.answers import Page, predict_one
+from icr_app.analyses.rank1.figures import singular_values_figure
 from icr_app.app.built_tab import built_method
 from icr_app.app.context import AppContext, clip_query, on
 from icr_app.app.i18n import say, t
 from icr_app.app.messages import translated_error
+from icr_app.app.page import Page, predict_one
 from icr_app.core.artefacts import ArtefactError
 from icr_app.core.tasks import Task
+from icr_app.figures.note import note_figure
+from icr_app.methods.icr.figures import routing_figures
 from icr_app.methods.icr.method import cached_router
-from icr_app.methods.icr.view import routing_figures
+from icr_app.methods.site.figures import alpha_heatmap
 from icr_app.methods.site.method import SiteMethod
-from icr_app.methods.site.view import alpha_heatmap
-from icr_app.views.note import note_figure
 
 
 def _note(text: str) -> go.Figure:
@@ -69,7 +69,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         flow = views.get("flow")
         if flow is None:
             return _note(say("tour.no_flow"))
-        return anchor_flow_figure(FlowView(**flow["view"]), min(int(layer), ctx.lm.n_layers - 1), None, 0.2)
+        return anchor_flow_figure(FlowGraph(**flow["graph"]), min(int(layer), ctx.lm.n_layers - 1), None, 0.2)
 
     def step5(views: dict, layer: int) -> go.Figure:
         if "rank1" not in views:

@@ -1,6 +1,6 @@
-"""Where each decoder family keeps the parts that the methods and views touch.
+"""Where each decoder family keeps the parts that the methods and analyses touch.
 
-Every method and view reaches into a model through its `Adapter`: the decoder blocks, the per-head attention
+Every method and analysis reaches into a model through its `Adapter`: the decoder blocks, the per-head attention
 output (the input of the attention's output projection: `o_proj`, GPT-2's `c_proj`, GPT-NeoX's `dense`),
 the pre-RoPE queries and keys (split out of fused `qkv_proj` / `c_attn` / `query_key_value` outputs), the
 MLP's first matrices (a fused `gate_up_proj` split into its halves; a non-gated `c_fc` or `dense_h_to_4h`),
@@ -13,7 +13,7 @@ Families differ in four ways that matter here:
   interleaved per head (GPT-NeoX: for each head `[q_h | k_h | v_h]`);
 - how the MLP branch joins the residual stream: `y = r + mlp(norm(r))` (pre-norm), `y = r + norm(mlp(·))`
   (Gemma-3 and OLMo-2 normalise the branch), or GPT-NeoX's parallel `y = x + attn(·) + mlp(norm(x))`; in every
-  case the residual the branch is added to is `r = y − branch`, which is what the rank-1 view patches;
+  case the residual the branch is added to is `r = y − branch`, which is what the rank-1 analysis patches;
 - GPT-2 keeps its weights as Conv1D, `(in, out)`, the transpose of a Linear's.
 """
 

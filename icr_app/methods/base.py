@@ -146,7 +146,7 @@ class Method:
         one_pass = ExitStack()  # the intervention of the pass under way, closed when it ends
 
         def before(module: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
-            cache = kwargs.get("past_key_values")
+            cache = kwargs.get("cache", kwargs.get("past_key_values"))  # transformers 5's name, or its old one
             prefill = cache is None or cache.get_seq_length() == 0
             change = self.intervention(queries) if prefill else self.decode_intervention(queries)
             return args, {**kwargs, **one_pass.enter_context(change)}

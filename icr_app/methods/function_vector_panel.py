@@ -6,12 +6,12 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
+from icr_app.figures.heads import head_map
 from icr_app.methods.function_vector import FunctionVectorMethod, FunctionVectorState, site_overlap
-from icr_app.views.heads import head_map
 
 
 def aie_figure(fv: FunctionVectorState) -> go.Figure:
-    """The AIE per layer and head (`views.heads.head_map`), the top-k heads outlined."""
+    """The AIE per layer and head (`figures.heads.head_map`), the top-k heads outlined."""
     m = fv.meta
     aie = fv.aie
     fig = head_map(aie.tolist(), f"Function vector for {m.task}: indirect effect per head, top {m.top_k} outlined "

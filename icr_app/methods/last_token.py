@@ -72,15 +72,15 @@ def last_token_variants(lm: LoadedModel, prompts: list[str], gold: torch.Tensor,
     variant_chunks = torch.arange(n_variants, device=lm.device).split(chunk)
     shape: dict[str, Any] = {}  # the running forward's layout, read by the hooks
 
-    def view(x: torch.Tensor) -> torch.Tensor:
+    def by_variant(x: torch.Tensor) -> torch.Tensor:
         return x.reshape(shape["b"], len(shape["variants"]), x.shape[-1])
 
     def edit_in(key: Hashable, x: torch.Tensor) -> torch.Tensor:
-        return edit(key, view(x), shape["variants"].to(x.device)).reshape(x.shape)  # the layer's device
+        return edit(key, by_variant(x), shape["variants"].to(x.device)).reshape(x.shape)  # the layer's device
 
     def edit_out(key: Hashable, out: Any) -> Any:
         x = main_tensor(out)
-        return with_main(out, edit(key, view(x), shape["variants"]).reshape(x.shape))
+        return with_main(out, edit(key, by_variant(x), shape["variants"]).reshape(x.shape))
 
     hooks = {"edit_input": edit_in} if where == "input" else {"edit_output": edit_out}
     for rows in progress(batches, desc=desc):

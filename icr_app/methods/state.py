@@ -43,8 +43,8 @@ def _now() -> str:
 
 
 def built_fields(lm: LoadedModel, answering: Answering) -> dict[str, Any]:
-    """`BuiltMeta`'s fields about how the state answers and the dtype the model was in, as JSON (`BuiltMeta.answering`
-    reads the answering back)."""
+    """`BuiltMeta`'s fields about how the state answers and the dtype the model was in, as JSON
+    (`BuiltMeta.to_answering` reads the `Answering` back)."""
     return {"kind": answering.kind, "labels": list(answering.labels), "max_new_tokens": answering.max_new_tokens,
             "template": {"query": answering.template.query, "sep": answering.template.sep},
             "dtype": dtype_name(lm.dtype)}
@@ -65,7 +65,8 @@ class BuiltMeta:
     created: str = field(default_factory=_now)
     dtype: str = "float32"  # the model's dtype at build time (files from before it was recorded were all fp32)
 
-    def answering(self) -> Answering:
+    def to_answering(self) -> Answering:
+        """The `Answering` these fields describe."""
         return Answering(self.kind, tuple(self.labels), Template(**self.template), self.max_new_tokens)
 
     def to_json(self) -> dict[str, Any]:
@@ -167,7 +168,7 @@ class BuiltState:
         art = load_artefact(path, cls.KIND, None if lm is None else lm.fingerprint)
         try:
             state = cls.from_artefact(art)
-            state.meta.answering()
+            state.meta.to_answering()
             state.check_consistent()
         except (KeyError, TypeError, ValueError) as err:
             raise ArtefactError(f"{Path(path).name}: incomplete or inconsistent {cls.TITLE} file: {err}") from None
@@ -184,7 +185,7 @@ class StatefulMethod(Method):
 
     def __init__(self, lm: LoadedModel, state: BuiltState) -> None:
         state.check_model(lm)
-        super().__init__(lm, state.meta.answering())
+        super().__init__(lm, state.meta.to_answering())
         self.state = state
         self.build_s = state.meta.build_s
         self.stored_parameters, self.trainable_parameters = state.n_stored(), state.n_trained()

@@ -8,7 +8,7 @@ from typing import Any
 
 from icr_app.analyses.anchors.compression import compression_experiment, fixed_demo_prompts
 from icr_app.analyses.anchors.confusion import confusion_experiment
-from icr_app.analyses.anchors.flow_views import flow_view
+from icr_app.analyses.anchors.flow_figures import flow_graph
 from icr_app.analyses.anchors.isolation import isolation_experiment
 from icr_app.analyses.anchors.reweighting import reweight_experiment
 from icr_app.analyses.anchors.saliency import information_flow, task_prompts
@@ -23,12 +23,12 @@ EXPERIMENTS = ("re-weighting", "compression", "confusion")
 
 def flow(lm: LoadedModel, task: Task, n_prompts: int, shots: int, seed: int,
          progress: Progress = no_progress) -> dict[str, Any]:
-    """The flow curves over `n_prompts` prompts and the first prompt's links, {"result", "view"}."""
+    """The flow curves over `n_prompts` prompts and the first prompt's links, {"result", "graph"}."""
     prompts = task_prompts(lm, task, n_prompts, shots, seed)
     kept: list = []
     result = information_flow(lm, task, prompts, progress, keep=lambda p, sal: kept.append((p, sal)) if not kept
                               else None)
-    return {"result": asdict(result), "view": flow_view(*kept[0]).to_json()}
+    return {"result": asdict(result), "graph": flow_graph(*kept[0]).to_json()}
 
 
 def isolation(lm: LoadedModel, task: Task, k: int, shots: int, seed: int,

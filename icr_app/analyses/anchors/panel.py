@@ -15,11 +15,11 @@ from gradio.i18n import I18nData
 from icr_app.analyses.anchors import cached
 from icr_app.analyses.anchors.compression import CompressionResult, Variant
 from icr_app.analyses.anchors.confusion import ConfusionResult
-from icr_app.analyses.anchors.flow_views import FlowView, anchor_flow_figure, flow_curves_figure
+from icr_app.analyses.anchors.figures import compression_figure, confusion_figure, isolation_figure, reweight_figure
+from icr_app.analyses.anchors.flow_figures import FlowGraph, anchor_flow_figure, flow_curves_figure
 from icr_app.analyses.anchors.isolation import IsolationRow
 from icr_app.analyses.anchors.reweighting import ReweightResult
 from icr_app.analyses.anchors.saliency import FlowResult
-from icr_app.analyses.anchors.views import compression_figure, confusion_figure, isolation_figure, reweight_figure
 from icr_app.app.kit import JOBS, AppContext, Page, json_file, on, say, t
 from icr_app.core.tasks import Task
 
@@ -57,7 +57,7 @@ def figures(views: dict[str, Any], layer: int, head: int | None, threshold: floa
     """Every figure of the tab from its results (shipped or computed); a placeholder where there is none."""
     flow = views.get("flow")
     curves = flow_curves_figure(FlowResult(**flow["result"])) if flow else _placeholder(say("anchors.no_flow"))
-    arcs = anchor_flow_figure(FlowView(**flow["view"]), layer, head, threshold) if flow else \
+    arcs = anchor_flow_figure(FlowGraph(**flow["graph"]), layer, head, threshold) if flow else \
         _placeholder(say("anchors.no_flow"))
     iso = isolation_figure([IsolationRow(**r) for r in views["isolation"]]) if "isolation" in views else \
         _placeholder(say("anchors.no_isolation"))

@@ -111,7 +111,7 @@ def information_flow(
 ) -> FlowResult:
     """Average S_wp, S_pq, S_ww over the prompts (each prompt: one forward + backward pass).
 
-    `keep(prompt, saliency)` sees each prompt's per-head saliency (L, H, T, T), so a view can reuse one without
+    `keep(prompt, saliency)` sees each prompt's per-head saliency (L, H, T, T), so a figure can reuse one without
     computing it again.
     """
     sums = {k: torch.zeros(lm.n_layers) for k in FLOWS}

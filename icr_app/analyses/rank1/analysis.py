@@ -165,7 +165,7 @@ class Transfer:
 
 @dataclass
 class Rank1Report:
-    """Everything the rank-1 view shows; per-layer lists are indexed like `layers`."""
+    """Everything the rank-1 analysis reports; per-layer lists are indexed like `layers`."""
 
     task: str
     model: str

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from icr_app.analyses.rank1 import cached
 from icr_app.analyses.rank1.analysis import Rank1Report
-from icr_app.analyses.rank1.views import (
+from icr_app.analyses.rank1.figures import (
     error_by_layer_figure,
     norm_vs_demos_figure,
     singular_values_figure,

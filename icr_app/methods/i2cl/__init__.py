@@ -2,7 +2,7 @@
 output of the query by calibrated per-layer coefficients.
 
 `method` builds and runs it (context vectors, injection, calibration), `artefact` is a calibrated one and its
-file, `view` draws its coefficients and `panel` is its app tab.
+file, `figures` draws its coefficients and `panel` is its app tab.
 """
 
 from icr_app.methods.i2cl.method import I2CLConfig, I2CLMethod, build

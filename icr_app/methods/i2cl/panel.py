@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
+from icr_app.methods.i2cl.figures import coefficient_figure
 from icr_app.methods.i2cl.method import I2CLMethod, I2CLState
-from icr_app.methods.i2cl.view import coefficient_figure
 
 
 def summary(state: I2CLState) -> str:

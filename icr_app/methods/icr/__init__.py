@@ -1,7 +1,7 @@
 """ICR, in-context routing: a router trained once biases attention along principal ICL directions (PIDs).
 
 `pids` extracts the directions, `routing` is the attention edit, `router` the network and its artefact,
-`train` trains it, `method` runs it, `commands` adds `icr train` / `icr ensemble`, `view` draws α and γ,
+`train` trains it, `method` runs it, `commands` adds `icr train` / `icr ensemble`, `figures` draws α and γ,
 and `panel` is its app tab. `icr_app/assets/icr/<model>/` holds the router shipped for a built-in model.
 """
 

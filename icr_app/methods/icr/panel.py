@@ -6,9 +6,9 @@ import gradio as gr
 
 from icr_app.app.kit import AppContext, Page, clip_query, on, say, t, translated_error
 from icr_app.core.artefacts import ArtefactError
+from icr_app.figures.note import note_figure
+from icr_app.methods.icr.figures import routing_figures
 from icr_app.methods.icr.method import cached_router
-from icr_app.methods.icr.view import routing_figures
-from icr_app.views.note import note_figure
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:

@@ -1,7 +1,8 @@
 """Training the ICR router once on a mix of domains (docs/methods/icr.md), with resumable checkpoints.
 
-Only the router trains; the LLM and the encoder are frozen. Per example (a ZERO-shot prompt of an in-domain
-task), the loss is
+Only the router trains; the LLM and the encoder are frozen (a model the user wrapped keeps its parameters'
+`requires_grad`, so each training pass runs under `core.grads.frozen` and no gradient reaches them). Per example
+(a ZERO-shot prompt of an in-domain task), the loss is
 
     CE(first answer token) + λ_conf·ReLU(H(p_ICR) − H(p_zs)) + λ_spar·mean_l(w_l·|α_l|₁/r) + λ_gate·mean_l(|γ_l|₁/H)
 
@@ -34,6 +35,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from icr_app.core.artefacts import load_artefact, save_artefact
+from icr_app.core.grads import frozen
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template
@@ -256,7 +258,8 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
                 accelerator.unwrap_model(net).alpha_scale.fill_(alpha_scale(cfg, step, total))
                 alpha, gamma = net(data.emb[idx].to(accelerator.device))
                 enc = encode(lm, [data.prompts[i] for i in idx])
-                logits = prefill(lm, enc, intervention=routing(lm, router.routes(alpha, gamma)))
+                with lm.lock, frozen(lm.model):  # the router's gradients only, on a model the user wrapped too
+                    logits = prefill(lm, enc, intervention=routing(lm, router.routes(alpha, gamma)))
                 allowed = data.allowed(idx, logits.shape[-1])
                 loss, parts = icr_loss(logits, data.targets[idx].to(accelerator.device),
                                        data.h_zs[idx].to(accelerator.device), alpha, gamma, cfg,

@@ -2,7 +2,7 @@
 at every layer and position with a norm-preserving rescale, its strength chosen on held-out examples.
 
 `method` builds and runs it (latent shifts, directions, injection, λ sweep), `artefact` is a built one and its
-file, `view` draws the sweep and `panel` is its app tab.
+file, `figures` draws the sweep and `panel` is its app tab.
 """
 
 from icr_app.methods.icv.method import ICVConfig, ICVMethod, build

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
+from icr_app.methods.icv.figures import sweep_figure
 from icr_app.methods.icv.method import ICVMethod, ICVState
-from icr_app.methods.icv.view import sweep_figure
 
 
 def summary(state: ICVState) -> str:

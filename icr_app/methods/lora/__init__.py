@@ -1,7 +1,7 @@
 """LoRA: explicit fine-tuning through peft, the weight-update reference the implicit ICL methods are compared with.
 
 `method` trains the adapter in a private copy of the model and answers through it, `train` is the training
-loop, `artefact` is a trained adapter and its file, `view` draws its training curve and parameter count, `panel`
+loop, `artefact` is a trained adapter and its file, `figures` draws its training curve and parameter count, `panel`
 is its app tab.
 """
 

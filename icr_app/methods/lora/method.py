@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -47,7 +49,9 @@ from transformers import PreTrainedModel
 from icr_app.core.artefacts import ArtefactError
 from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.progress import Progress, no_progress
+from icr_app.core.scoring import Intervention
 from icr_app.core.tasks import Example, Task, split
+from icr_app.core.trace import Trace
 from icr_app.methods.base import BuildContext, Method, Prediction
 from icr_app.methods.lora.artefact import LoraMeta, LoraState, config_from_json, config_json
 from icr_app.methods.lora.config import LoraConfig
@@ -118,6 +122,28 @@ def merged_model(lm: LoadedModel, adapter: LoraState) -> LoadedModel:
     return private
 
 
+@contextmanager
+def adapter_update(lm: LoadedModel, adapter: LoraState) -> Iterator[dict[str, Any]]:
+    """The adapter's update on `lm`'s own model, unmerged, for the block: each targeted layer's output gets
+    (α/r)·B·A·x added (peft's LoRA layer in eval mode, on any device and dtype), its weights untouched."""
+    config = config_from_json(adapter.peft)
+    scale = config.lora_alpha / config.r
+    factors = {}  # layer name -> (A, B); peft names A and B after the layer, under its own wrapper's prefix
+    for key, a in adapter.tensors.items():
+        if key.endswith(".lora_A.weight"):
+            name = key.removeprefix("base_model.model.").removesuffix(".lora_A.weight")
+            factors[name] = (a, adapter.tensors[key.replace("lora_A", "lora_B")])
+
+    def add_update(name: str, out: torch.Tensor) -> torch.Tensor:
+        x = trace[name].input.to(out)  # where and how the layer computed (accelerate may move its input)
+        a, b = (f.to(out) for f in factors[name])
+        return out + scale * (x @ a.T) @ b.T
+
+    with Trace({name: lm.model.get_submodule(name) for name in factors}, retain_input=True,
+               edit_output=add_update) as trace:
+        yield {}
+
+
 def holdout(train: Task, settings: LoraConfig, seed: int) -> tuple[list[Example], list[Example]]:
     """(fit, validation) from a seeded sample of at most `max_examples` training examples; both non-empty."""
     if len(train.examples) < 2:
@@ -149,7 +175,8 @@ class LoraMethod(StatefulMethod):
     """Zero-shot prompts answered by a private copy of the model with the trained update merged in.
 
     `lm` stays the shared model the adapter (`state`) belongs to (what the app and the artefacts check); `tuned`
-    is a plain zero-shot `Method` over the private merged model, and answering is its `predict`.
+    is a plain zero-shot `Method` over the private merged model, and answering is its `predict`; `applied` adds the
+    same update to the shared model's own calls, unmerged (`adapter_update`).
     """
 
     name = "lora"
@@ -163,4 +190,10 @@ class LoraMethod(StatefulMethod):
     def predict(self, queries: list[str], batch_size: int = 16, progress: Progress = no_progress,
                 ) -> list[Prediction]:
         return self.tuned.predict(queries, batch_size, progress)
+
+    def intervention(self, queries: list[str]) -> Intervention:
+        """The update on the shared model itself, for `applied` (`predict` answers through the merged copy)."""
+        return adapter_update(self.lm, self.state)
+
+    decode_intervention = intervention  # the update is in every weight it targets, at every step
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from icr_app.app.kit import AppContext, Page, TabBuild, TabFigure, built_method_tab, say, t
+from icr_app.methods.lora.figures import parameter_bars, training_curve
 from icr_app.methods.lora.method import LoraMethod, LoraState
-from icr_app.methods.lora.view import parameter_bars, training_curve
 
 
 def summary(adapter: LoraState) -> str:

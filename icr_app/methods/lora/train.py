@@ -63,7 +63,7 @@ class AnswerSet:
 
 @dataclass
 class Curve:
-    """What the training did, for the view: the loss of every step, and each validation's loss and accuracy."""
+    """What the training did, for its figure: the loss of every step, and each validation's loss and accuracy."""
 
     train_loss: list[float] = field(default_factory=list)
     val_step: list[int] = field(default_factory=list)

@@ -4,8 +4,8 @@ and Cancel), and the task as a file to download or to load back."""
 from __future__ import annotations
 
 from icr_app.app.kit import AppContext, Page, TabBuild, built_method_tab, say, t
+from icr_app.methods.site.figures import alpha_heatmap
 from icr_app.methods.site.method import SiteMethod, SiteState
-from icr_app.methods.site.view import alpha_heatmap
 
 
 def summary(site: SiteState) -> str:

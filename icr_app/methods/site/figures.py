@@ -1,11 +1,11 @@
-"""Plotly view of a SITE task: the learned head selection α (layers × heads)."""
+"""Plotly figure of a SITE task: the learned head selection α (layers × heads)."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from icr_app.figures.heads import head_map
 from icr_app.methods.site.method import SiteState
-from icr_app.views.heads import head_map
 
 
 def alpha_heatmap(site: SiteState) -> go.Figure:

@@ -1,6 +1,6 @@
-"""Plotly views of one query's routing: α(x) per routed layer and PID direction, γ(x) per layer and head.
+"""Plotly figures of one query's routing: α(x) per routed layer and PID direction, γ(x) per layer and head.
 
-γ(x) is drawn with the shared layers × heads map (`views.heads`), every layer on the axis and the unrouted ones
+γ(x) is drawn with the shared layers × heads map (`figures.heads`), every layer on the axis and the unrouted ones
 blank, so it lines up with SITE's α map and the other methods' head maps.
 """
 
@@ -10,8 +10,8 @@ import math
 
 import plotly.graph_objects as go
 
+from icr_app.figures.heads import head_map
 from icr_app.methods.icr.router import ICRRouter
-from icr_app.views.heads import head_map
 
 
 def routing_figures(router: ICRRouter, query: str) -> tuple[go.Figure, go.Figure]:

@@ -1,7 +1,7 @@
 """Figures for the saliency information flow: the three curves over layers, and one prompt's anchor flow.
 
 The curves show where each layer's decision-relevant flow goes (text → label words, label words → target,
-everything else). The anchor-flow view lays the prompt out as text, one demonstration per line and the query
+everything else). The anchor-flow figure lays the prompt out as text, one demonstration per line and the query
 last, and draws one layer's strongest links over it (all heads summed, or one head), so a reader can see the
 label words gather their demonstration's text and the answer position then read the label words.
 """
@@ -45,8 +45,8 @@ def _display(tok: str) -> str:
 
 
 @dataclass
-class FlowView:
-    """One prompt's anchor flow as the view draws it: its tokens laid out as text, and per layer (and per head)
+class FlowGraph:
+    """One prompt's anchor flow as a graph to draw: its tokens laid out as text, and per layer (and per head)
     its strongest text → label-word links and every label-word → target link. JSON-able, so the app can ship it
     precomputed for the built-in tasks."""
 
@@ -83,7 +83,7 @@ def _layout(prompt: AnchorPrompt) -> tuple[list[str], list[int], list[float]]:
     return roles, rows, cols
 
 
-def flow_view(prompt: AnchorPrompt, head_sal: torch.Tensor, top: int = 40, top_head: int = 8) -> FlowView:
+def flow_graph(prompt: AnchorPrompt, head_sal: torch.Tensor, top: int = 40, top_head: int = 8) -> FlowGraph:
     """From a prompt's per-head saliency (L, H, T, T): the links worth drawing, per layer and per head."""
     sets = position_sets(prompt)
     wp, pq = sets["S_wp"], sets["S_pq"]
@@ -102,7 +102,7 @@ def flow_view(prompt: AnchorPrompt, head_sal: torch.Tensor, top: int = 40, top_h
         for head in range(sal.shape[1]):
             keep(layer, head, sal[layer, head].abs(), top_head)
     roles, rows, cols = _layout(prompt)
-    return FlowView(list(prompt.tokens), roles, rows, cols, sal.shape[0], sal.shape[1], links)
+    return FlowGraph(list(prompt.tokens), roles, rows, cols, sal.shape[0], sal.shape[1], links)
 
 
 def _curve(x0: float, y0: float, x1: float, y1: float, n: int = 20) -> tuple[list[float], list[float]]:
@@ -115,40 +115,41 @@ def _curve(x0: float, y0: float, x1: float, y1: float, n: int = 20) -> tuple[lis
     return xs.tolist(), ys.tolist()
 
 
-def anchor_flow_figure(view: FlowView, layer: int, head: int | None = None, threshold: float = 0.1) -> go.Figure:
+def anchor_flow_figure(graph: FlowGraph, layer: int, head: int | None = None, threshold: float = 0.1) -> go.Figure:
     """The prompt as text (a line per demonstration) with layer `layer`'s links drawn over it: all heads summed
     when `head` is None, else that head; links below `threshold` × the strongest are left out."""
     want = -1 if head is None else head
-    drawn = [lk for lk in view.links if int(lk[0]) == layer and int(lk[1]) == want]
+    drawn = [lk for lk in graph.links if int(lk[0]) == layer and int(lk[1]) == want]
     strongest = max((lk[4] for lk in drawn), default=0.0) or 1.0
-    n_rows = max(view.row) + 1
+    n_rows = max(graph.row) + 1
     pos = [(c + len(t.replace("\n", "⏎")) / 2, float(n_rows - 1 - r)) for t, r, c in
-           zip(view.tokens, view.row, view.col)]
+           zip(graph.tokens, graph.row, graph.col)]
     fig = go.Figure()
     for _, _, src, dst, value in sorted(drawn, key=lambda lk: lk[4]):
         w = value / strongest
         if w < threshold:
             continue
         src, dst = int(src), int(dst)
-        kind = "S_pq" if view.roles[dst] == "target" else "S_wp"
+        kind = "S_pq" if graph.roles[dst] == "target" else "S_wp"
         xs, ys = _curve(*pos[src], *pos[dst])
         fig.add_trace(go.Scatter(
             x=xs, y=ys, mode="lines", showlegend=False, hoverinfo="text", opacity=0.3 + 0.7 * w,
             line={"width": 1 + 6 * w, "color": _COLOURS[kind]},
-            text=f"{_display(view.tokens[src])!r} → {_display(view.tokens[dst])!r}: I = {value:.3g} "
+            text=f"{_display(graph.tokens[src])!r} → {_display(graph.tokens[dst])!r}: I = {value:.3g} "
                  f"({w:.0%} of the strongest)",
         ))
     for role, colour in _ROLE_COLOURS.items():
-        idx = [i for i, r in enumerate(view.roles) if r == role]
+        idx = [i for i, r in enumerate(graph.roles) if r == role]
         fig.add_trace(go.Scatter(
             x=[pos[i][0] for i in idx], y=[pos[i][1] for i in idx], mode="text", name=role,
-            text=[_display(view.tokens[i]) for i in idx], textfont={"color": colour, "size": 12, "family": "monospace"},
-            hovertext=[f"token {i}: {_display(view.tokens[i])!r} ({role})" for i in idx], hoverinfo="text",
+            text=[_display(graph.tokens[i]) for i in idx],
+            textfont={"color": colour, "size": 12, "family": "monospace"},
+            hovertext=[f"token {i}: {_display(graph.tokens[i])!r} ({role})" for i in idx], hoverinfo="text",
         ))
     which = "all heads" if head is None else f"head {head}"
     fig.update_layout(
         title=f"Anchor flow at layer {layer}, {which}<br><sup>{GUIDE}</sup>",
-        xaxis={"visible": False, "range": [-1, max(c + len(t) for t, c in zip(view.tokens, view.col)) + 1]},
+        xaxis={"visible": False, "range": [-1, max(c + len(t) for t, c in zip(graph.tokens, graph.col)) + 1]},
         yaxis={"visible": False, "range": [-0.6, n_rows + 0.2]},
         legend={"orientation": "h", "y": -0.05}, height=140 + 34 * n_rows, margin={"l": 10, "r": 10, "t": 80},
     )

@@ -1,4 +1,4 @@
-"""Figures for the applications of the anchors view: isolation, re-weighting, compression, confusion."""
+"""Figures for the applications of the anchors analysis: isolation, re-weighting, compression, confusion."""
 
 from __future__ import annotations
 

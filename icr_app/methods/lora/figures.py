@@ -1,4 +1,4 @@
-"""Plotly views of a trained LoRA adapter: its training curve, and what it trains beside SITE."""
+"""Plotly figures of a trained LoRA adapter: its training curve, and what it trains beside SITE."""
 
 from __future__ import annotations
 
