@@ -26,8 +26,8 @@ from icr_app.analyses.anchors.cached import EXPERIMENTS
 from icr_app.analyses.rank1 import panel as rank1_panel
 from icr_app.app import tour
 from icr_app.app.evaluate_tab import agreement, item_table, report_from, results_table
-from icr_app.app.figures import eval_bars
-from icr_app.app.i18n import CHINESE, COOKIE, ENGLISH, say
+from icr_app.app.figures import eval_bars, label_prob_bars
+from icr_app.app.i18n import CHINESE, COOKIE, ENGLISH, method_title, say
 from icr_app.app.strings import EN
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import build_method
@@ -114,6 +114,8 @@ def drawings(shipped: dict, built: dict) -> dict:
         **{f"anchors.{kind}": (lambda kind=kind: anchors_panel.figures(shipped, 15, None, 0.1, kind)[3])
            for kind in EXPERIMENTS},
         **{f"rank1.{i}": (lambda i=i: rank1_panel.figures(shipped, 15)[i]) for i in range(4)},
+        "answer.bars": lambda: label_prob_bars({"positive": 0.6, "negative": 0.4}, method_title("site"),
+                                               say("bars.open"), say),
         "evaluate": lambda: eval_bars(report_from(shipped["evaluate"]), say),
         "site": lambda: alpha_heatmap(site, say),
         "task-vector": lambda: layer_figure(TaskVectorState.load(SHIPPED / "task-vector.safetensors"), say),
@@ -138,7 +140,7 @@ ENGLISH_TITLES = {
     "anchors.re-weighting": "Anchor re-weighting", "anchors.compression": "Hidden-anchor compression, sentiment",
     "anchors.confusion": "Anchor confusion diagnosis, sentiment", "rank1.0": "Rank-1 identity, max abs error",
     "rank1.1": "Singular values of ΔW, layer 15", "rank1.2": "Size of the patch as demonstrations are added",
-    "rank1.3": "Does the patch transfer?", "evaluate": "sentiment: accuracy on",
+    "rank1.3": "Does the patch transfer?", "answer.bars": "SITE (task embedding)", "evaluate": "sentiment: accuracy on",
     "site": "SITE head selection for sentiment", "task-vector": "Task vector for sentiment",
     "icv": "ICV strength sweep for sentiment", "function-vector": "Function vector for sentiment",
     "i2cl": "I2CL coefficients for sentiment", "lora.curve": "LoRA on sentiment", "lora.beside_site":

@@ -8,17 +8,15 @@ from icr_app.evaluate import EvalReport
 from icr_app.views.say import Say
 
 
-def label_prob_bars(probs: dict[str, float] | None, title: str, note: str = "open task: the answer is generated text",
-                    axis: str = "probability over the label set") -> go.Figure:
-    """Horizontal bars of the label probabilities (`axis` names them); an empty figure saying why when there are
-    none."""
+def label_prob_bars(probs: dict[str, float] | None, title: str, note: str, say: Say) -> go.Figure:
+    """Horizontal bars of the label probabilities; an empty figure saying why (`note`) when there are none."""
     fig = go.Figure()
     if probs:
         labels = sorted(probs, key=probs.get)
         fig.add_bar(x=[probs[k] for k in labels], y=labels, orientation="h",
                     text=[f"{probs[k]:.2f}" for k in labels], textposition="auto",
                     hovertemplate="%{y}: %{x:.3f}<extra></extra>")
-        fig.update_xaxes(range=[0, 1], title=axis)
+        fig.update_xaxes(range=[0, 1], title=say("bars.axis"))
     else:
         fig.add_annotation(text=note, showarrow=False)
         fig.update_xaxes(visible=False)
