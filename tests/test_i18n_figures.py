@@ -184,12 +184,15 @@ def test_the_figures_english_words_are_those_it_had():
                                          "%{customdata[1]:.3f})")
 
 
-def test_the_evaluate_tables_headers_follow_the_visitor(shipped):
-    report, task = report_from(shipped["evaluate"]), builtin_task("sentiment")
+@pytest.mark.parametrize("name", ["sentiment", "emotion"])  # emotion: few-shot's gain is not significant
+def test_the_evaluate_tables_follow_the_visitor(name):
+    views = json.loads((SHIPPED.parent / name / "views.json").read_text())["views"]
+    report, task = report_from(views["evaluate"]), builtin_task(name)
     with visiting(CHINESE):
         results, items = results_table(report), item_table(report, task)
         _, only = agreement(report, task, "zero-shot", "few-shot")
     assert all(HAN.search(column) for column in results.columns), list(results.columns)
+    assert not any(", ns" in str(cell) for cell in results.iloc[:, 3])  # "不显著" instead
     assert list(items.columns[:2]) == ["输入", "标准答案"] and set(items.columns[2:]) <= set(report.methods)
     assert only.empty or list(only.columns) == ["输入", "标准答案", "答对的方法"]
     with visiting(ENGLISH):

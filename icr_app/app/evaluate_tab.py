@@ -43,8 +43,7 @@ def results_table(report: EvalReport) -> pd.DataFrame:
         c = vs_base.get(name)
         rows.append({say("evaluate.col.method"): name, say("evaluate.col.accuracy"): round(r.accuracy, 3),
                      say("evaluate.col.interval"): f"{r.ci95[0]:.3f} – {r.ci95[1]:.3f}",
-                     say("evaluate.col.vs_zero_shot"): c and f"{c['diff']:+.3f} (p = {c['p_mcnemar']:.2g}"
-                                                             f"{'' if significant(c) else ', ns'})",
+                     say("evaluate.col.vs_zero_shot"): c and _versus(c),
                      say("evaluate.col.first_token"): round(r.first_token_accuracy, 3),
                      say("evaluate.col.latency"): round(r.latency_s * 1000, 1),
                      say("evaluate.col.time_ratio"): None if r.latency_ratio_to_zero_shot is None
@@ -54,6 +53,12 @@ def results_table(report: EvalReport) -> pd.DataFrame:
                      say("evaluate.col.stored"): r.stored_parameters,
                      say("evaluate.col.trained"): r.trainable_parameters})
     return pd.DataFrame(rows)
+
+
+def _versus(c: dict[str, Any]) -> str:
+    """A paired comparison in a cell: the difference, McNemar's p, and "ns" where the test does not support it."""
+    ns = "" if significant(c) else say("evaluate.ns")
+    return f"{c['diff']:+.3f} (p = {c['p_mcnemar']:.2g}{ns})"
 
 
 def item_table(report: EvalReport, task: Task) -> pd.DataFrame:

@@ -447,6 +447,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "evaluate.col.input": "input",
     "evaluate.col.gold": "gold",
     "evaluate.col.right": "right",
+    "evaluate.ns": ", ns",
 }
 
 ZH: dict[str, str] = {
@@ -850,6 +851,7 @@ ZH: dict[str, str] = {
     "evaluate.col.input": "输入",
     "evaluate.col.gold": "标准答案",
     "evaluate.col.right": "答对的方法",
+    "evaluate.ns": "，不显著",
 }
 
 STRINGS = {"en": EN, "zh-CN": ZH}
