@@ -250,7 +250,7 @@ class Handlers:
         if len(queries) > MAX_BATCH:
             gr.Warning(say("warning.batch_cut", n=MAX_BATCH))
             queries = queries[:MAX_BATCH]
-        columns_out: dict[str, list[str]] = {"query": queries}
+        columns_out: dict[str, list[str]] = {say("batch.query"): queries}
         for name in chosen:
             method = method_for(self.ctx, name, task, built, shots, seed)
             if method is not None:
