@@ -133,7 +133,8 @@ def information_flow(
 
 
 def describe(result: FlowResult) -> str:
-    """Where each flow dominates, in words, from the measured curves (no claim beyond them)."""
+    """Where each flow dominates, in words, from the measured curves (no claim beyond them). The CLI prints it; the
+    app's flow figure says the same in the visitor's language (`fig.flow.facts` in app/strings.py): change both."""
     f = flow_facts(result)
     return (f"first {f['third']} layers: S_wp {f['wp_shallow']:.2f}, S_pq {f['pq_shallow']:.2f}; "
             f"last {f['third']} layers: S_wp {f['wp_deep']:.2f}, S_pq {f['pq_deep']:.2f}; "
