@@ -23,6 +23,7 @@ from icr_app.analyses.anchors.saliency import (
     prompt_saliency,
     task_prompts,
 )
+from icr_app.app.i18n import say
 from icr_app.cli import main
 from icr_app.core.attention import attend, attention_weights
 from icr_app.core.prompts import Template
@@ -174,14 +175,14 @@ def test_confusion_and_figures(lm, task, prompts):
     assert max(graph.row) == len(p.demos) and graph.row[p.target] == len(p.demos)  # one line per demo, query last
     drawn = lambda fig: sum(t.mode == "lines" for t in fig.data)  # noqa: E731
     strongest = max(lk[4] for lk in summed)
-    assert drawn(anchor_flow_figure(graph, 1, None, 0.0)) == len(summed)
-    assert drawn(anchor_flow_figure(graph, 1, None, 0.5)) == sum(lk[4] >= 0.5 * strongest for lk in summed)
-    assert [t.name for t in anchor_flow_figure(graph, 1, 0).data if t.mode == "text"] == [
+    assert drawn(anchor_flow_figure(graph, say, 1, None, 0.0)) == len(summed)
+    assert drawn(anchor_flow_figure(graph, say, 1, None, 0.5)) == sum(lk[4] >= 0.5 * strongest for lk in summed)
+    assert [t.name for t in anchor_flow_figure(graph, say, 1, 0).data if t.mode == "text"] == [
         "target", "label word", "format", "text"]
-    flow_curves_figure(information_flow(lm, task, prompts[:1]))
-    confusion_figure(res)
-    isolation_figure(isolation_experiment(lm, prompts, task.labels, k=1))
-    compression_figure(compression_experiment(lm, task, fixed_demo_prompts(lm, task, 2, None, 0, Template())[1]))
+    flow_curves_figure(information_flow(lm, task, prompts[:1]), say)
+    confusion_figure(res, say)
+    isolation_figure(isolation_experiment(lm, prompts, task.labels, k=1), say)
+    compression_figure(compression_experiment(lm, task, fixed_demo_prompts(lm, task, 2, None, 0, Template())[1]), say)
 
 
 def test_flow_cli_writes_per_layer_lists(lm, tiny_checkpoint, tmp_path):

@@ -260,12 +260,16 @@ TABS = {"tour": "tour.intro", "site.tab": "site.explain", "icr.tab": "icr.explai
 
 
 def tabs_read(page, strings: dict[str, str], tmp_path: Path, shot: str) -> None:
-    """Every tab is named in `strings`' language and opens on its explanation in it."""
+    """Every tab is named in `strings`' language and opens on its explanation in it, and every figure in sight
+    (the tab's and the answer panels') has its title in it too: Chinese in each one, or in none."""
     page.get_by_role("tab", name=strings["tour"], exact=True).wait_for(timeout=TIMEOUT)
     assert [tab.inner_text() for tab in page.get_by_role("tab").all()] == [strings[key] for key in TABS]
+    chinese = "true" if strings is ZH else "false"
     for tab, explain in TABS.items():
         page.get_by_role("tab", name=strings[tab], exact=True).click()
         page.get_by_text(strings[explain].replace("*", "")[:12]).filter(visible=True).first.wait_for(timeout=TIMEOUT)
+        page.wait_for_function(f"({TITLES})().every(t => !t || /[\\u4e00-\\u9fff]/.test(t) === {chinese})",
+                               timeout=TIMEOUT)
     page.screenshot(path=str(tmp_path / shot), full_page=True)
 
 

@@ -11,6 +11,7 @@ from families import FAMILIES
 from test_task_vector import cancelling_at, no_hooks, tab_show
 from tiny import build_state, family_lm, tiny_lm
 
+from icr_app.app.i18n import say
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.scoring import encode, prefill
@@ -217,7 +218,7 @@ def test_site_overlap_counts_the_shared_top_heads():
 
 def test_aie_figure_and_the_overlap_text(lm):
     fv = fake_fv(lm, builtin_task("sentiment"), torch.ones(64), top_k=3)
-    fig = aie_figure(fv)
+    fig = aie_figure(fv, say)
     heat, marks = fig.data
     assert [list(row) for row in heat.z] == fv.aie.tolist()
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.title.text == "head"

@@ -1,6 +1,7 @@
 """The page in two languages: every string in both, every key the code asks for there, the visitor's language
 read from the request, the backend's messages and the task notes in Chinese, and the served page through HTTP."""
 
+import json
 import re
 import string
 from pathlib import Path
@@ -134,6 +135,21 @@ def test_the_served_page_carries_both_languages_and_answers_in_the_visitors(serv
                            headers={"Accept-Language": "zh-CN", "Cookie": f"{COOKIE}=en"})
     with pytest.raises(Exception, match="every example has the label 'x'"):
         chose_english.predict(handle_file(str(bad)), api_name="/load_upload")
+
+
+def test_a_figure_the_page_sends_is_drawn_in_the_visitors_language(server):
+    """A method built on the page for a visitor reading Chinese: its tab's figure comes back in Chinese."""
+    chinese = Client(server.local_url, verbose=False, headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+    chinese.predict("sentiment", api_name="/load_builtin")
+    head_map = json.loads(chinese.predict(20, 0, api_name="/build_site")[0]["plot"])["layout"]
+    assert "SITE 在 sentiment 上选出的注意力头" in head_map["title"]["text"]
+    assert (head_map["xaxis"]["title"]["text"], head_map["yaxis"]["title"]["text"]) == ("注意力头", "层")
+
+
+def test_the_batch_table_is_headed_in_the_visitors_language(server):
+    chinese = Client(server.local_url, verbose=False, headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+    table = chinese.predict("great\nawful", 4, 0, ["zero-shot"], api_name="/answer_batch")
+    assert table["headers"] == ["查询", "zero-shot"] and [row[0] for row in table["data"]] == ["great", "awful"]
 
 
 def test_a_file_for_another_model_and_a_missing_router_are_told_in_chinese(lm, tmp_path):

@@ -9,6 +9,7 @@ import torch
 from families import FAMILIES
 from tiny import build_state, family_lm, tiny_lm
 
+from icr_app.app.i18n import say
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactModelError
 from icr_app.core.scoring import encode, prefill
@@ -169,7 +170,7 @@ def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
     queries = builtin_task("sentiment").inputs[:5]
     assert [p.label_probs for p in I2CLMethod(lm, back).predict(queries)] == \
         [p.label_probs for p in I2CLMethod(lm, state).predict(queries)]
-    fig = coefficient_figure(back)
+    fig = coefficient_figure(back, say)
     assert [t.name for t in fig.data] == ["λ attention", "λ mlp", "β attention", "β mlp"]
     assert list(fig.data[2].y) == back.coef[:, 0, 1].tolist()
     other = tiny_lm(n_layers=2)

@@ -16,6 +16,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from tiny import tiny_lm
 
+from icr_app.app.i18n import say
 from icr_app.core.artefacts import FORMAT, ArtefactError, checksum
 from icr_app.core.attention import ATTENTION, additive_mask
 from icr_app.core.prompts import SHOTS, Template
@@ -266,7 +267,7 @@ def test_ensemble_round_trip_figures_and_refusals(lm, pids, tmp_path):
     assert torch.allclose(one.route(["great film"])[0], 0.5 * alpha[:, 0])
     from icr_app.methods.icr.figures import routing_figures
 
-    alpha_fig, gamma_fig = routing_figures(again, "great film")
+    alpha_fig, gamma_fig = routing_figures(again, say, "great film")
     assert "mean of 2 routers" in alpha_fig.layout.title.text
     assert torch.allclose(torch.tensor(alpha_fig.data[0].z), alpha[0].mean(0))
     other_basis = new_router(lm, random_basis(pids), 32, layers=[2, 3], encoder=hash_encoder)
@@ -436,7 +437,7 @@ def test_real_encoder_and_pretrained_router(real_lm):
     assert alpha.shape == (2, n, len(router.layers), router.pids.rank)
     assert gamma.shape == (2, n, len(router.layers), real_lm.n_heads)
     assert router.embed(["x"]).shape == (1, 384)
-    alpha_fig, gamma_fig = routing_figures(router, "wallet")
+    alpha_fig, gamma_fig = routing_figures(router, say, "wallet")
     assert len(alpha_fig.data[0].z) == len(router.layers) and len(alpha_fig.data[0].z[0]) == router.pids.rank
     z = gamma_fig.data[0].z  # every layer on the axis (as SITE's map), the unrouted ones blank
     assert len(z) == real_lm.n_layers and all(v != v for v in z[0]) and z[router.layers[0]][0] == z[router.layers[0]][0]

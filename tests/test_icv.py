@@ -12,6 +12,7 @@ from families import FAMILIES
 from test_i2cl import assert_no_hooks_after_errors, assert_refused, assert_zero_shot_exactly, model_of, tab_show
 from tiny import build_state, tiny_lm
 
+from icr_app.app.i18n import say
 from icr_app.cli import main
 from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode, prefill
@@ -142,7 +143,7 @@ def test_sweep_scores_each_strength_and_picks_the_best(lm, built):
     assert m.strength == best["strength"]
     zs = ZeroShotMethod(lm, m.to_answering()).predict(val.inputs)
     assert m.sweep[0]["accuracy"] == sum(p.prediction == y for p, y in zip(zs, val.outputs)) / len(val.examples)
-    fig = sweep_figure(state)
+    fig = sweep_figure(state, say)
     assert list(fig.data[0].x) == TINY.strengths and list(fig.data[1].x) == [m.strength]
 
 

@@ -13,6 +13,7 @@ from peft import set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
 from tiny import build_state, family_lm, tiny_lm
 
+from icr_app.app.i18n import say
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
@@ -141,9 +142,9 @@ def test_training_lowers_the_loss(lm):
     tuned = LoraMethod(lm, adapter).predict(queries)
     plain = ZeroShotMethod(lm, Answering.of(lm, task)).predict(queries)
     assert sum(p.label_probs[y] for p, y in zip(tuned, gold)) > sum(p.label_probs[y] for p, y in zip(plain, gold))
-    fig = training_curve(adapter)
+    fig = training_curve(adapter, say)
     assert list(fig.data[0].y) == c.train_loss and list(fig.data[2].y) == c.val_accuracy
-    assert list(parameter_bars(adapter.n_parameters, 16).data[0].y) == [adapter.n_parameters, 16]
+    assert list(parameter_bars(adapter.n_parameters, 16, say).data[0].y) == [adapter.n_parameters, 16]
 
 
 def test_shared_model_untouched_after_an_error_mid_training(lm):

@@ -151,6 +151,7 @@ def test_strength_zero_is_zero_shot_exactly(low, built):
 
 
 def test_every_figure_draws(low, built):
+    from icr_app.app.i18n import say
     from icr_app.methods.function_vector_panel import aie_figure
     from icr_app.methods.i2cl.figures import coefficient_figure
     from icr_app.methods.icr.figures import routing_figures
@@ -159,10 +160,10 @@ def test_every_figure_draws(low, built):
     from icr_app.methods.site.figures import alpha_heatmap
     from icr_app.methods.task_vector_panel import layer_figure
 
-    figures = [alpha_heatmap(built["site"].state), layer_figure(built["task-vector"].state),
-               aie_figure(built["function-vector"].state), coefficient_figure(built["i2cl"].state),
-               sweep_figure(built["icv"].state), training_curve(built["lora"].state),
-               *routing_figures(built["icr"].router, "a fine film")]
+    figures = [alpha_heatmap(built["site"].state, say), layer_figure(built["task-vector"].state, say),
+               aie_figure(built["function-vector"].state, say), coefficient_figure(built["i2cl"].state, say),
+               sweep_figure(built["icv"].state, say), training_curve(built["lora"].state, say),
+               *routing_figures(built["icr"].router, say, "a fine film")]
     assert all(fig.data for fig in figures)
     task = builtin_task("sentiment")
     flow = anchors.flow(low, task, 2, 2, 0)

@@ -22,6 +22,7 @@ from icr_app.analyses.rank1.figures import (
     singular_values_figure,
     transfer_figure,
 )
+from icr_app.app.i18n import say
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task, load_task
 
@@ -130,11 +131,11 @@ def test_bad_arguments_are_refused(lm):
 
 def test_figures_build(report):
     layer = report.layers[-1]
-    figs = [singular_values_figure(report, layer), norm_vs_demos_figure(report, layer),
-            error_by_layer_figure(report), transfer_figure(report)]
+    figs = [singular_values_figure(report, say, layer), norm_vs_demos_figure(report, say, layer),
+            error_by_layer_figure(report, say), transfer_figure(report, say)]
     assert [len(f.data) for f in figs] == [2, 3, 2, 3]
     with pytest.raises(ValueError, match="not checked"):
-        singular_values_figure(report, 99)
+        singular_values_figure(report, say, 99)
 
 
 def test_cli_writes_per_layer_errors(lm, tiny_checkpoint, tmp_path, capsys):

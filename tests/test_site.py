@@ -9,6 +9,7 @@ import pytest
 import torch
 from tiny import build_state, family_lm, tiny_lm
 
+from icr_app.app.i18n import say
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.prefix import PrefixPool
@@ -175,7 +176,7 @@ def test_save_load_round_trip_is_bit_exact(lm, tmp_path):
     queries = task.inputs[:5]
     assert [p.label_probs for p in SiteMethod(lm, back).predict(queries)] == \
         [p.label_probs for p in SiteMethod(lm, site).predict(queries)]
-    assert alpha_heatmap(back).data[0].z is not None
+    assert alpha_heatmap(back, say).data[0].z is not None
 
 
 def test_wrong_model_is_refused(lm, tmp_path):

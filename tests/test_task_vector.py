@@ -10,6 +10,7 @@ from families import FAMILIES
 from test_i2cl import tab_show
 from tiny import build_state, family_lm, tiny_lm
 
+from icr_app.app.i18n import say
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.scoring import encode, prefill
@@ -207,7 +208,7 @@ def test_no_hooks_remain_after_an_error(lm, stage):
 
 def test_layer_figure_marks_the_chosen_block(lm):
     tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.ones(64), accuracy=torch.tensor([0.25, 0.5, 1.0, 0.75]))
-    fig = layer_figure(tv)
+    fig = layer_figure(tv, say)
     line, star = fig.data
     assert list(line.y) == tv.layer_accuracy.tolist() and list(line.customdata) == tv.layer_gold_prob.tolist()
     assert (star.x[0], star.y[0]) == (tv.meta.layer, tv.layer_accuracy[tv.meta.layer].item())

@@ -20,6 +20,7 @@ from icr_app.app.context import JOBS, TASKS, AppContext, on
 from icr_app.app.i18n import method_title, say, t
 from icr_app.app.page import Page
 from icr_app.core.tasks import Task
+from icr_app.figures.say import Say
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Method
 from icr_app.methods.state import BuiltState, StatefulMethod
@@ -68,19 +69,20 @@ class TabFigure:
 
 
 def built_method_tab(ctx: AppContext, page: Page, kind: type[StatefulMethod], title: I18nData, explain: I18nData,
-                     figure_label: I18nData, figure: Callable[[BuiltState], go.Figure],
+                     figure_label: I18nData, figure: Callable[[BuiltState, Say], go.Figure],
                      summary: Callable[[BuiltState], str],
                      notes: Callable[[BuiltState, dict[str, Method]], str] | None = None,
                      second: TabFigure | None = None, build: TabBuild | None = None) -> None:
-    """A tab showing the visitor's built `kind` (its state's `figure` and `summary`, the `second` figure and `notes`
-    on it beside the other built methods when given) and offering its artefact, redrawn whenever their built
-    methods or the task change (api name "show_<method>"); with `build`, its own Build button and an upload."""
+    """A tab showing the visitor's built `kind` (its state's `figure`, drawn with `say` in the visitor's language,
+    and `summary`, the `second` figure and `notes` on it beside the other built methods when given) and offering its
+    artefact, redrawn whenever their built methods or the task change (api name "show_<method>"); with `build`, its
+    own Build button and an upload."""
     key = kind.name.replace("-", "_")
 
     def show(built: dict[str, Method], request: gr.Request):
         method = built_method(ctx, built, kind)
         state = None if method is None else method.state
-        shown = [None if state is None else figure(state)]
+        shown = [None if state is None else figure(state, say)]
         if second is not None:
             shown.append(None if state is None else second.draw(state, built))
         shown.append(not_built(kind) if state is None else summary(state))

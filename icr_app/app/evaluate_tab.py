@@ -33,31 +33,40 @@ def report_from(data: dict[str, Any]) -> EvalReport:
 
 
 def results_table(report: EvalReport) -> pd.DataFrame:
+    """One row per method; the column headers in the visitor's language (the CSV download has the same ones)."""
     vs_base = {c["a"]: c for c in report.paired if c["b"] == "zero-shot"}
     rows = []
     for name, r in report.methods.items():
         if r.error is not None:
-            rows.append({"method": name, "error": r.error})
+            rows.append({say("evaluate.col.method"): name, say("evaluate.col.error"): r.error})
             continue
         c = vs_base.get(name)
-        rows.append({"method": name, "accuracy": round(r.accuracy, 3),
-                     "95% interval": f"{r.ci95[0]:.3f} – {r.ci95[1]:.3f}",
-                     "− zero-shot (McNemar p)": c and f"{c['diff']:+.3f} (p = {c['p_mcnemar']:.2g}"
-                                                       f"{'' if significant(c) else ', ns'})",
-                     "first-token accuracy": round(r.first_token_accuracy, 3),
-                     "latency ms/query": round(r.latency_s * 1000, 1),
-                     "× zero-shot time": None if r.latency_ratio_to_zero_shot is None
+        rows.append({say("evaluate.col.method"): name, say("evaluate.col.accuracy"): round(r.accuracy, 3),
+                     say("evaluate.col.interval"): f"{r.ci95[0]:.3f} – {r.ci95[1]:.3f}",
+                     say("evaluate.col.vs_zero_shot"): c and _versus(c),
+                     say("evaluate.col.first_token"): round(r.first_token_accuracy, 3),
+                     say("evaluate.col.latency"): round(r.latency_s * 1000, 1),
+                     say("evaluate.col.time_ratio"): None if r.latency_ratio_to_zero_shot is None
                      else round(r.latency_ratio_to_zero_shot, 2),
-                     "prompt tokens": round(r.mean_prompt_tokens, 1), "build s": round(r.build_s, 1),
-                     "stored parameters": r.stored_parameters, "trained parameters": r.trainable_parameters})
+                     say("evaluate.col.prompt_tokens"): round(r.mean_prompt_tokens, 1),
+                     say("evaluate.col.build_s"): round(r.build_s, 1),
+                     say("evaluate.col.stored"): r.stored_parameters,
+                     say("evaluate.col.trained"): r.trainable_parameters})
     return pd.DataFrame(rows)
+
+
+def _versus(c: dict[str, Any]) -> str:
+    """A paired comparison in a cell: the difference, McNemar's p, and "ns" where the test does not support it."""
+    ns = "" if significant(c) else say("evaluate.ns")
+    return f"{c['diff']:+.3f} (p = {c['p_mcnemar']:.2g}{ns})"
 
 
 def item_table(report: EvalReport, task: Task) -> pd.DataFrame:
     """One row per test item (the same split `evaluate` scored), ✓ or ✗ per method."""
     _, test = split(task, report.n_test, report.seed, min_train=2)
     ok = {name: r.correct for name, r in report.methods.items() if r.error is None}
-    rows = [{"input": e.input, "gold": e.output, **{m: "✓" if c[i] else "✗" for m, c in ok.items()}}
+    rows = [{say("evaluate.col.input"): e.input, say("evaluate.col.gold"): e.output,
+             **{m: "✓" if c[i] else "✗" for m, c in ok.items()}}
             for i, e in enumerate(test.examples[: len(next(iter(ok.values()), []))])]
     return pd.DataFrame(rows)
 
@@ -70,10 +79,12 @@ def agreement(report: EvalReport, task: Task, a: str, b: str) -> tuple[str, pd.D
     _, test = split(task, report.n_test, report.seed, min_train=2)
     pairs = list(zip(test.examples, ra.correct, rb.correct))
     both, neither = sum(x and y for _, x, y in pairs), sum(not x and not y for _, x, y in pairs)
-    only = [{"input": e.input, "gold": e.output, "right": a if x else b} for e, x, y in pairs if x != y]
-    n_a = sum(r["right"] == a for r in only)
+    only = [(e, a if x else b) for e, x, y in pairs if x != y]
+    n_a = sum(right == a for _, right in only)
     text = say("evaluate.split", both=both, neither=neither, a=a, n_a=n_a, b=b, n_b=len(only) - n_a, n=len(pairs))
-    return text + "\n\n" + paired_test_text(a, b, paired(ra.correct, rb.correct)), pd.DataFrame(only)
+    rows = [{say("evaluate.col.input"): e.input, say("evaluate.col.gold"): e.output, say("evaluate.col.right"): right}
+            for e, right in only]
+    return text + "\n\n" + paired_test_text(a, b, paired(ra.correct, rb.correct)), pd.DataFrame(rows)
 
 
 def paired_test_text(a: str, b: str, c: dict[str, Any]) -> str:
@@ -92,7 +103,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         if data is None:
             return pd.DataFrame(), _empty(), pd.DataFrame(), "", pd.DataFrame()
         report = report_from(data)
-        return results_table(report), eval_bars(report), item_table(report, task), *agreement(report, task, a, b)
+        return results_table(report), eval_bars(report, say), item_table(report, task), *agreement(report, task, a, b)
 
     def run_eval(task: Task, views: dict, chosen: list[str], n_test: int, shots: int, seed: int, a: str, b: str,
                  request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008

@@ -118,11 +118,11 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
         answer = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
         return (f"### {title}\n_{say('cannot_answer', err=translated_error(str(err)))}_",
-                label_prob_bars(None, title, say("not_available")), "")
+                label_prob_bars(None, title, say("not_available"), say), "")
     if answer is None:
-        return f"### {title}\n_{say('not_built')}_", label_prob_bars(None, title, say("not_built_yet")), ""
+        return f"### {title}\n_{say('not_built')}_", label_prob_bars(None, title, say("not_built_yet"), say), ""
     pred = answer.prediction
-    bars = label_prob_bars(pred.label_probs, title, say("bars.open"), say("bars.axis"))
+    bars = label_prob_bars(pred.label_probs, title, say("bars.open"), say)
     return panel_text(name, answer), bars, pred.prompt
 
 
@@ -250,7 +250,7 @@ class Handlers:
         if len(queries) > MAX_BATCH:
             gr.Warning(say("warning.batch_cut", n=MAX_BATCH))
             queries = queries[:MAX_BATCH]
-        columns_out: dict[str, list[str]] = {"query": queries}
+        columns_out: dict[str, list[str]] = {say("batch.query"): queries}
         for name in chosen:
             method = method_for(self.ctx, name, task, built, shots, seed)
             if method is not None:

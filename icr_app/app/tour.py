@@ -56,12 +56,12 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         alpha = method.state.alpha * float(strength)
         scaled = replace(method.state, theta=torch.logit(alpha.clamp(1e-6, 1 - 1e-6)))
         probs = SiteMethod(ctx.lm, scaled).predict([clip_query(query)])[0].label_probs
-        return alpha_heatmap(method.state), _bars({say("tour.site_at", strength=float(strength)): probs},
+        return alpha_heatmap(method.state, say), _bars({say("tour.site_at", strength=float(strength)): probs},
                                                  say("tour.site_no_example"))
 
     def step3(query: str) -> go.Figure:
         try:
-            return routing_figures(cached_router(ctx.lm), clip_query(query))[1]
+            return routing_figures(cached_router(ctx.lm), say, clip_query(query))[1]
         except (OSError, ArtefactError) as err:
             return _note(translated_error(str(err)))
 
@@ -69,13 +69,13 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         flow = views.get("flow")
         if flow is None:
             return _note(say("tour.no_flow"))
-        return anchor_flow_figure(FlowGraph(**flow["graph"]), min(int(layer), ctx.lm.n_layers - 1), None, 0.2)
+        return anchor_flow_figure(FlowGraph(**flow["graph"]), say, min(int(layer), ctx.lm.n_layers - 1), None, 0.2)
 
     def step5(views: dict, layer: int) -> go.Figure:
         if "rank1" not in views:
             return _note(say("tour.no_rank1"))
         report = rank1_cached.report(views["rank1"])
-        return singular_values_figure(report, min(int(layer), max(report.layers)))
+        return singular_values_figure(report, say, min(int(layer), max(report.layers)))
 
     n_layers = ctx.lm.n_layers
     with gr.Tab(t("tour")):

@@ -7,20 +7,20 @@ import plotly.graph_objects as go
 
 from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
 from icr_app.figures.heads import head_map
+from icr_app.figures.say import Say
 from icr_app.methods.function_vector import FunctionVectorMethod, FunctionVectorState, site_overlap
 
 
-def aie_figure(fv: FunctionVectorState) -> go.Figure:
+def aie_figure(fv: FunctionVectorState, say: Say) -> go.Figure:
     """The AIE per layer and head (`figures.heads.head_map`), the top-k heads outlined."""
     m = fv.meta
     aie = fv.aie
-    fig = head_map(aie.tolist(), f"Function vector for {m.task}: indirect effect per head, top {m.top_k} outlined "
-                   f"(added after block {m.layer})", "AIE", zmin=min(0.0, float(aie.min())),
-                   zmax=max(float(aie.max()), 1e-6))
+    fig = head_map(aie.tolist(), say, say("fig.fv.title", task=m.task, k=m.top_k, layer=m.layer), say("fig.fv.aie"),
+                   zmin=min(0.0, float(aie.min())), zmax=max(float(aie.max()), 1e-6))
     layers, heads = zip(*fv.heads) if fv.heads else ((), ())
-    fig.add_trace(go.Scatter(x=list(heads), y=list(layers), mode="markers", name=f"top {m.top_k}",
+    fig.add_trace(go.Scatter(x=list(heads), y=list(layers), mode="markers", name=say("fig.fv.top", k=m.top_k),
                              marker={"symbol": "square-open", "size": 14, "color": "red", "line": {"width": 2}},
-                             hovertemplate="layer %{y}, head %{x}: in the function vector<extra></extra>"))
+                             hovertemplate=say("fig.fv.hover") + "<extra></extra>"))
     fig.update_layout(showlegend=False)
     return fig
 

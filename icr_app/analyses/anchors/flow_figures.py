@@ -14,27 +14,33 @@ import plotly.graph_objects as go
 import torch
 
 from icr_app.analyses.anchors.prompt import AnchorPrompt
-from icr_app.analyses.anchors.saliency import FLOWS, FlowResult, describe, position_sets
+from icr_app.analyses.anchors.saliency import FLOWS, FlowResult, flow_facts, position_sets
+from icr_app.figures.say import Say
 
-_NAMES = {"S_wp": "text → label words (S_wp)", "S_pq": "label words → target (S_pq)", "S_ww": "other pairs (S_ww)"}
 _COLOURS = {"S_wp": "#1f77b4", "S_pq": "#d62728", "S_ww": "#7f7f7f"}
 _ROLE_COLOURS = {"target": "#d62728", "label word": "#ff7f0e", "format": "#999999", "text": "#1f3b73"}
-GUIDE = ("Read it as: blue links carry a demonstration's text into its label word (strong in shallow layers); red "
-         "links carry the label words to the answer position (strong in deep layers). Wider = more salient.")
 
 
-def flow_curves_figure(result: FlowResult) -> go.Figure:
+def _facts(result: FlowResult, say: Say) -> str:
+    """`saliency.describe` in the reader's language."""
+    facts = flow_facts(result)
+    since = "" if facts["since"] is None else say("fig.flow.since", since=facts["since"])
+    return say("fig.flow.facts", **facts) + since
+
+
+def flow_curves_figure(result: FlowResult, say: Say) -> go.Figure:
     """S_wp, S_pq, S_ww per layer, rescaled to sum to 1 at each layer, averaged over the prompts."""
     norm = result.normalised()
+    names = {"S_wp": say("fig.flow.wp"), "S_pq": say("fig.flow.pq"), "S_ww": say("fig.flow.ww")}
     fig = go.Figure()
     for k in FLOWS:
-        fig.add_trace(go.Scatter(x=list(range(len(norm[k]))), y=norm[k], mode="lines+markers", name=_NAMES[k],
+        fig.add_trace(go.Scatter(x=list(range(len(norm[k]))), y=norm[k], mode="lines+markers", name=names[k],
                                  line={"color": _COLOURS[k]},
-                                 hovertemplate=f"layer %{{x}}: {k} share %{{y:.3f}}<extra></extra>"))
+                                 hovertemplate=say("fig.flow.hover", flow=k) + "<extra></extra>"))
     fig.update_layout(
-        title=f"Information flow, {result.task} on {result.model} ({result.n_prompts} prompts, "
-              f"~{result.mean_tokens:.0f} tokens)<br><sup>{describe(result)}</sup>",
-        xaxis_title="layer", yaxis_title="share of the layer's flow", yaxis_range=[0, 1],
+        title=say("fig.flow.title", task=result.task, model=result.model, n=result.n_prompts,
+                  tokens=result.mean_tokens) + f"<br><sup>{_facts(result, say)}</sup>",
+        xaxis_title=say("layer"), yaxis_title=say("fig.flow.share"), yaxis_range=[0, 1],
         legend={"orientation": "h", "y": -0.2},
     )
     return fig
@@ -115,7 +121,8 @@ def _curve(x0: float, y0: float, x1: float, y1: float, n: int = 20) -> tuple[lis
     return xs.tolist(), ys.tolist()
 
 
-def anchor_flow_figure(graph: FlowGraph, layer: int, head: int | None = None, threshold: float = 0.1) -> go.Figure:
+def anchor_flow_figure(graph: FlowGraph, say: Say, layer: int, head: int | None = None, threshold: float = 0.1
+                       ) -> go.Figure:
     """The prompt as text (a line per demonstration) with layer `layer`'s links drawn over it: all heads summed
     when `head` is None, else that head; links below `threshold` × the strongest are left out."""
     want = -1 if head is None else head
@@ -135,20 +142,25 @@ def anchor_flow_figure(graph: FlowGraph, layer: int, head: int | None = None, th
         fig.add_trace(go.Scatter(
             x=xs, y=ys, mode="lines", showlegend=False, hoverinfo="text", opacity=0.3 + 0.7 * w,
             line={"width": 1 + 6 * w, "color": _COLOURS[kind]},
-            text=f"{_display(graph.tokens[src])!r} → {_display(graph.tokens[dst])!r}: I = {value:.3g} "
-                 f"({w:.0%} of the strongest)",
+            text=say("fig.flow.link", src=repr(_display(graph.tokens[src])), dst=repr(_display(graph.tokens[dst])),
+                     value=value, share=w),
         ))
+    roles = {"target": say("fig.role.target"), "label word": say("fig.role.label_word"),
+             "format": say("fig.role.format"), "text": say("fig.role.text")}
     for role, colour in _ROLE_COLOURS.items():
         idx = [i for i, r in enumerate(graph.roles) if r == role]
         fig.add_trace(go.Scatter(
-            x=[pos[i][0] for i in idx], y=[pos[i][1] for i in idx], mode="text", name=role,
+            x=[pos[i][0] for i in idx], y=[pos[i][1] for i in idx], mode="text", name=roles[role],
             text=[_display(graph.tokens[i]) for i in idx],
             textfont={"color": colour, "size": 12, "family": "monospace"},
-            hovertext=[f"token {i}: {_display(graph.tokens[i])!r} ({role})" for i in idx], hoverinfo="text",
+            hovertext=[say("fig.flow.token", i=i, token=repr(_display(graph.tokens[i])), role=roles[role])
+                       for i in idx],
+            hoverinfo="text",
         ))
-    which = "all heads" if head is None else f"head {head}"
+    which = say("anchors.all_heads") if head is None else say("fig.head_n", head=head)
+    guide = say("fig.flow.guide")
     fig.update_layout(
-        title=f"Anchor flow at layer {layer}, {which}<br><sup>{GUIDE}</sup>",
+        title=say("fig.flow.arcs_title", layer=layer, which=which) + f"<br><sup>{guide}</sup>",
         xaxis={"visible": False, "range": [-1, max(c + len(t) for t, c in zip(graph.tokens, graph.col)) + 1]},
         yaxis={"visible": False, "range": [-0.6, n_rows + 0.2]},
         legend={"orientation": "h", "y": -0.05}, height=140 + 34 * n_rows, margin={"l": 10, "r": 10, "t": 80},

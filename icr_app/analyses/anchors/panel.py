@@ -22,6 +22,7 @@ from icr_app.analyses.anchors.reweighting import ReweightResult
 from icr_app.analyses.anchors.saliency import FlowResult
 from icr_app.app.kit import JOBS, AppContext, Page, json_file, on, say, t
 from icr_app.core.tasks import Task
+from icr_app.figures.note import note_figure
 
 ALL_HEADS = "all heads"
 
@@ -37,32 +38,25 @@ def heads(n_heads: int) -> list[tuple[I18nData | str, str]]:
     return [(t("anchors.all_heads"), ALL_HEADS), *((str(h), str(h)) for h in range(n_heads))]
 
 
-def _placeholder(text: str) -> go.Figure:
-    fig = go.Figure()
-    fig.add_annotation(text=text, showarrow=False)
-    fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=200)
-    return fig
-
-
 def experiment_figure(kind: str, data: dict[str, Any]) -> go.Figure:
     if kind == "re-weighting":
-        return reweight_figure([ReweightResult(**data)])
+        return reweight_figure([ReweightResult(**data)], say)
     if kind == "compression":
         return compression_figure(CompressionResult(**{**data, "variants": {
-            k: Variant(**v) for k, v in data["variants"].items()}}))
-    return confusion_figure(ConfusionResult(**data))
+            k: Variant(**v) for k, v in data["variants"].items()}}), say)
+    return confusion_figure(ConfusionResult(**data), say)
 
 
 def figures(views: dict[str, Any], layer: int, head: int | None, threshold: float, kind: str) -> tuple:
     """Every figure of the tab from its results (shipped or computed); a placeholder where there is none."""
     flow = views.get("flow")
-    curves = flow_curves_figure(FlowResult(**flow["result"])) if flow else _placeholder(say("anchors.no_flow"))
-    arcs = anchor_flow_figure(FlowGraph(**flow["graph"]), layer, head, threshold) if flow else \
-        _placeholder(say("anchors.no_flow"))
-    iso = isolation_figure([IsolationRow(**r) for r in views["isolation"]]) if "isolation" in views else \
-        _placeholder(say("anchors.no_isolation"))
+    curves = flow_curves_figure(FlowResult(**flow["result"]), say) if flow else note_figure(say("anchors.no_flow"))
+    arcs = anchor_flow_figure(FlowGraph(**flow["graph"]), say, layer, head, threshold) if flow else \
+        note_figure(say("anchors.no_flow"))
+    iso = isolation_figure([IsolationRow(**r) for r in views["isolation"]], say) if "isolation" in views else \
+        note_figure(say("anchors.no_isolation"))
     exp = experiment_figure(kind, views[kind]) if kind in views else \
-        _placeholder(say("anchors.not_run", kind=say(f"anchors.{kind}")))
+        note_figure(say("anchors.not_run", kind=say(f"anchors.{kind}")))
     return curves, arcs, iso, exp
 
 

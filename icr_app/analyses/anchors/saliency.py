@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 
@@ -132,7 +133,19 @@ def information_flow(
 
 
 def describe(result: FlowResult) -> str:
-    """Where each flow dominates, in words, from the measured curves (no claim beyond them)."""
+    """Where each flow dominates, in words, from the measured curves (no claim beyond them). The CLI prints it; the
+    app's flow figure says the same in the visitor's language (`fig.flow.facts` in app/strings.py): change both."""
+    f = flow_facts(result)
+    return (f"first {f['third']} layers: S_wp {f['wp_shallow']:.2f}, S_pq {f['pq_shallow']:.2f}; "
+            f"last {f['third']} layers: S_wp {f['wp_deep']:.2f}, S_pq {f['pq_deep']:.2f}; "
+            f"S_pq > S_wp in {f['lead']} of {f['n']} layers"
+            + (f", in every layer from {f['since']} on" if f["since"] is not None else ""))
+
+
+def flow_facts(result: FlowResult) -> dict[str, Any]:
+    """The numbers `describe` puts in words (the app's figure says them in the visitor's language): the mean shares
+    of S_wp and S_pq over the first and the last third of the layers, in how many layers S_pq leads, and the
+    layer from which it leads in every one (None when it never does to the end)."""
     norm = result.normalised()
     n = len(norm["S_wp"])
     third = max(1, n // 3)
@@ -143,9 +156,6 @@ def describe(result: FlowResult) -> str:
     shallow, deep = range(third), range(n - third, n)
     lead = [norm["S_pq"][i] > norm["S_wp"][i] for i in range(n)]
     since = next((i for i in range(n) if all(lead[i:])), None)
-    return (
-        f"first {third} layers: S_wp {mean('S_wp', shallow):.2f}, S_pq {mean('S_pq', shallow):.2f}; "
-        f"last {third} layers: S_wp {mean('S_wp', deep):.2f}, S_pq {mean('S_pq', deep):.2f}; "
-        f"S_pq > S_wp in {sum(lead)} of {n} layers"
-        + (f", in every layer from {since} on" if since is not None else "")
-    )
+    return {"third": third, "n": n, "lead": sum(lead), "since": since,
+            "wp_shallow": mean("S_wp", shallow), "pq_shallow": mean("S_pq", shallow),
+            "wp_deep": mean("S_wp", deep), "pq_deep": mean("S_pq", deep)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from icr_app.analyses.rank1.analysis import Rank1Report
+from icr_app.figures.say import Say
 
 _PROJ_COLOURS = {"gate": "#1f77b4", "up": "#ff7f0e", "fc": "#2ca02c"}
 _FLOOR = 1e-12
@@ -28,23 +29,23 @@ def _log_safe(values: list[float]) -> list[float]:
     return [max(v, _FLOOR) for v in values]
 
 
-def singular_values_figure(report: Rank1Report, layer: int | None = None) -> go.Figure:
+def singular_values_figure(report: Rank1Report, say: Say, layer: int | None = None) -> go.Figure:
     """Leading singular values of each ΔW at one layer: one bar, then a drop to rounding level."""
     i = _layer_index(report, layer)
     fig = go.Figure()
     for proj, rows in report.sigma.items():
         sig, ratio = rows[i], report.sigma_ratio[proj][i]
-        reading = "no update: ΔW = 0" if ratio is None else f"σ₂/σ₁ = {ratio:.1e}"
+        reading = say("fig.r1.no_update") if ratio is None else f"σ₂/σ₁ = {ratio:.1e}"
         fig.add_trace(go.Bar(x=[f"σ{k + 1}" for k in range(len(sig))], y=_log_safe(sig),
                              name=f"ΔW_{proj} ({reading})", marker_color=_PROJ_COLOURS[proj]))
     fig.update_layout(
-        title=f"Singular values of ΔW, layer {report.layers[i]} ({report.task}, {report.model})",
-        xaxis_title="singular value", yaxis_title="value (log)", yaxis_type="log", barmode="group",
+        title=say("fig.r1.sv_title", layer=report.layers[i], task=report.task, model=report.model),
+        xaxis_title=say("fig.r1.sv"), yaxis_title=say("fig.r1.value"), yaxis_type="log", barmode="group",
     )
     return fig
 
 
-def norm_vs_demos_figure(report: Rank1Report, layer: int | None = None) -> go.Figure:
+def norm_vs_demos_figure(report: Rank1Report, say: Say, layer: int | None = None) -> go.Figure:
     """|ΔW| of each first matrix (Frobenius) and |Δh| at one layer as demonstrations are appended one by one."""
     i = _layer_index(report, layer)
     sw = report.sweep
@@ -54,41 +55,41 @@ def norm_vs_demos_figure(report: Rank1Report, layer: int | None = None) -> go.Fi
         fig.add_trace(go.Scatter(x=sw.n_demos, y=[row[i] for row in rows], mode="lines+markers", name=name,
                                  yaxis=axis, line={"dash": "dot"} if axis == "y2" else {}))
     fig.update_layout(
-        title=f"Size of the patch as demonstrations are added, layer {report.layers[i]}",
-        xaxis_title="demonstrations in the prompt", yaxis_title="Frobenius norm of ΔW",
-        yaxis2={"title": "norm of Δh", "overlaying": "y", "side": "right"},
+        title=say("fig.r1.norm_title", layer=report.layers[i]),
+        xaxis_title=say("fig.r1.demos"), yaxis_title=say("fig.r1.norm_w"),
+        yaxis2={"title": say("fig.r1.norm_h"), "overlaying": "y", "side": "right"},
         legend={"orientation": "h", "y": -0.2},
     )
     return fig
 
 
-def error_by_layer_figure(report: Rank1Report, tolerance: float = 1e-4) -> go.Figure:
+def error_by_layer_figure(report: Rank1Report, say: Say, tolerance: float = 1e-4) -> go.Figure:
     """Per layer: the identity's max abs error next to the gap it closes (context-free vs with context)."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=report.layers, y=_log_safe(report.max_abs_error), mode="lines+markers",
-                             name="patched block vs with context", customdata=report.max_ulp_error,
-                             hovertemplate="layer %{x}: %{y:.2e} (%{customdata:.1f} ulp)<extra></extra>"))
+                             name=say("fig.r1.patched"), customdata=report.max_ulp_error,
+                             hovertemplate=say("fig.r1.hover") + "<extra></extra>"))
     fig.add_trace(go.Scatter(x=report.layers, y=_log_safe(report.unpatched_error), mode="lines+markers",
-                             name="unpatched block vs with context"))
-    fig.add_hline(y=tolerance, line_dash="dash", annotation_text=f"tolerance {tolerance:g}")
+                             name=say("fig.r1.unpatched")))
+    fig.add_hline(y=tolerance, line_dash="dash", annotation_text=say("fig.r1.tolerance", tolerance=tolerance))
     fig.update_layout(
-        title=f"Rank-1 identity, max abs error at the query ({report.task}, {report.model})",
-        xaxis_title="layer", yaxis_title="max abs error (log)", yaxis_type="log",
+        title=say("fig.r1.error_title", task=report.task, model=report.model),
+        xaxis_title=say("layer"), yaxis_title=say("fig.r1.error"), yaxis_type="log",
         legend={"orientation": "h", "y": -0.2},
     )
     return fig
 
 
-def transfer_figure(report: Rank1Report) -> go.Figure:
+def transfer_figure(report: Rank1Report, say: Say) -> go.Figure:
     """Per layer, on other queries: their own patch, the main query's patch, and no patch."""
     tr = report.transfer
     fig = go.Figure()
-    for name, values in (("own patch", tr.own_error), ("patch of the main query", tr.transfer_error),
-                         ("no patch", tr.unpatched_error)):
+    for name, values in ((say("fig.r1.own"), tr.own_error), (say("fig.r1.main"), tr.transfer_error),
+                         (say("fig.r1.none"), tr.unpatched_error)):
         fig.add_trace(go.Scatter(x=report.layers, y=_log_safe(values), mode="lines+markers", name=name))
     fig.update_layout(
-        title=f"Does the patch transfer? Mean over {len(tr.queries)} other queries",
-        xaxis_title="layer", yaxis_title="max abs error vs with-context output (log)", yaxis_type="log",
+        title=say("fig.r1.transfer_title", n=len(tr.queries)),
+        xaxis_title=say("layer"), yaxis_title=say("fig.r1.transfer_error"), yaxis_type="log",
         legend={"orientation": "h", "y": -0.2},
     )
     return fig

@@ -7,7 +7,6 @@ recomputes on the visitor's task and settings.
 from __future__ import annotations
 
 import gradio as gr
-import plotly.graph_objects as go
 
 from icr_app.analyses.rank1 import cached
 from icr_app.analyses.rank1.analysis import Rank1Report
@@ -19,23 +18,17 @@ from icr_app.analyses.rank1.figures import (
 )
 from icr_app.app.kit import JOBS, AppContext, Page, json_file, on, say, t
 from icr_app.core.tasks import Task
-
-
-def _placeholder() -> go.Figure:
-    fig = go.Figure()
-    fig.add_annotation(text=say("rank1.empty"), showarrow=False)
-    fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False}, height=200)
-    return fig
+from icr_app.figures.note import note_figure
 
 
 def figures(views: dict, layer: int) -> tuple:
     """The four figures, then the note on layers without an update (empty when every layer has one)."""
     if "rank1" not in views:
-        return *(_placeholder() for _ in range(4)), ""
+        return *(note_figure(say("rank1.empty")) for _ in range(4)), ""
     report = cached.report(views["rank1"])
     layer = min(layer, max(report.layers))
-    return (error_by_layer_figure(report), singular_values_figure(report, layer), norm_vs_demos_figure(report, layer),
-            transfer_figure(report), no_update_note(report))
+    return (error_by_layer_figure(report, say), singular_values_figure(report, say, layer),
+            norm_vs_demos_figure(report, say, layer), transfer_figure(report, say), no_update_note(report))
 
 
 def no_update_note(report: Rank1Report) -> str:

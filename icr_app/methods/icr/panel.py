@@ -17,7 +17,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
             router = cached_router(ctx.lm)
         except (OSError, ArtefactError) as err:  # no pretrained router for this model
             return (note_figure(translated_error(str(err))),) * 2
-        return routing_figures(router, clip_query(query))
+        return routing_figures(router, say, clip_query(query))
 
     first = (note_figure(say("after_answers")),) * 2  # drawn on page load, after the panels
     with gr.Tab(t("icr.tab")):

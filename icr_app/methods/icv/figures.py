@@ -5,24 +5,25 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from icr_app.figures.say import Say
 from icr_app.methods.icv.method import ICVState
 
 
-def sweep_figure(state: ICVState) -> go.Figure:
+def sweep_figure(state: ICVState, say: Say) -> go.Figure:
     """Validation accuracy per λ (λ = 0 is zero-shot); hover adds the tiebreak; the chosen λ is a red star."""
     m = state.meta
     x = [r["strength"] for r in m.sweep]
-    tiebreak = "mean gold-label probability" if m.kind == "classification" else "first-token accuracy"
+    tiebreak = say("fig.gold_probability") if m.kind == "classification" else say("fig.first_token_accuracy")
     fig = go.Figure(go.Scatter(
-        x=x, y=[r["accuracy"] for r in m.sweep], mode="lines+markers", name="validation accuracy",
+        x=x, y=[r["accuracy"] for r in m.sweep], mode="lines+markers", name=say("fig.val_accuracy"),
         customdata=[r["tiebreak"] for r in m.sweep],
-        hovertemplate=f"λ = %{{x}}<br>accuracy %{{y:.3f}}<br>{tiebreak} %{{customdata:.3f}}<extra></extra>"))
+        hovertemplate=say("fig.icv.hover", tiebreak=tiebreak) + "<extra></extra>"))
     chosen = next(r for r in m.sweep if r["strength"] == m.strength)
     fig.add_trace(go.Scatter(
-        x=[chosen["strength"]], y=[chosen["accuracy"]], mode="markers", name=f"chosen λ = {m.strength:g}",
+        x=[chosen["strength"]], y=[chosen["accuracy"]], mode="markers", name=say("fig.icv.chosen", strength=m.strength),
         marker={"symbol": "star", "size": 16, "color": "#d62728"},
-        hovertemplate="chosen λ = %{x}<br>accuracy %{y:.3f}<extra></extra>"))
-    fig.update_layout(title=f"ICV strength sweep for {m.task} on {m.n_val} validation examples ({m.direction}, "
-                            f"{m.site} output)", xaxis_title="λ (strength)", yaxis_title="validation accuracy",
+        hovertemplate=say("fig.icv.chosen_hover") + "<extra></extra>"))
+    fig.update_layout(title=say("fig.icv.title", task=m.task, n=m.n_val, direction=m.direction, site=m.site),
+                      xaxis_title=say("fig.icv.strength"), yaxis_title=say("fig.val_accuracy"),
                       yaxis={"range": [-0.02, 1.02]}, margin={"l": 60, "r": 20, "t": 60, "b": 40})
     return fig

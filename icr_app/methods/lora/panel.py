@@ -21,7 +21,7 @@ def summary(adapter: LoraState) -> str:
 def beside_site(adapter: LoraState, built: dict) -> go.Figure:
     """LoRA's trained parameters beside SITE's, when the visitor built SITE for this model too."""
     site = built.get("site")
-    return parameter_bars(adapter.n_parameters, None if site is None else site.trainable_parameters)
+    return parameter_bars(adapter.n_parameters, None if site is None else site.trainable_parameters, say)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:
