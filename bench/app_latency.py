@@ -129,7 +129,7 @@ def every_tab(page) -> list[tuple[str, float]]:
     rows.append(("Anchor flow: compute flow (2 prompts)", timed(press(page, "Compute flow", title_has("2 prompts")))))
     rows.append(("Anchor flow: isolation", timed(press(page, "Run isolation"))))
     rows.append(("Anchor flow: re-weighting experiment", timed(press(page, "Run experiment"))))
-    ui.open_tab(page, "Rank-1 view")
+    ui.open_tab(page, "Rank-1 update")
     rows.append(("Rank-1: run the check", timed(press(page, "Run the rank-1 check"))))
     ui.open_tab(page, "Evaluate")
     ui.set_number(page, "held-out queries", 20)

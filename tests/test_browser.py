@@ -227,7 +227,7 @@ def test_anchor_tab(page, tmp_path):
 
 
 def test_rank1_tab(page, lm, tmp_path):
-    open_tab(page, "Rank-1 view")
+    open_tab(page, "Rank-1 update")
     assert all(plots_have_data(page))
     page.get_by_role("button", name="Run the rank-1 check").click()
     page.wait_for_timeout(1000)

@@ -89,7 +89,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "error.cancelled": "cancelled",
     "error.no_method": "choose at least one method",
     "error.nothing_evaluated": "nothing evaluated yet",
-    "error.classification_only": "the anchor views need a classification task (label words are the anchors)",
+    "error.classification_only": "the anchor analyses need a classification task (label words are the anchors)",
     # the tour
     "tour": "Tour",
     "tour.intro": "Five steps, one idea each. Each figure is live: change the control under it.",
@@ -263,7 +263,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "anchors.isolating": "isolating",
     "anchors.no_isolation": "isolation not run yet",
     "anchors.not_run": "{kind} not run yet",
-    "rank1.tab": "Rank-1 view",
+    "rank1.tab": "Rank-1 update",
     "rank1.explain": "A prompt's context changes a block's MLP input at the query. That change equals a rank-1 update "
                      "of the MLP's first weights plus a residual patch: the context-free block with the patch "
                      "reproduces the with-context output exactly. The patch is specific to its query: applied to "
@@ -528,7 +528,7 @@ ZH: dict[str, str] = {
     "error.cancelled": "已取消",
     "error.no_method": "请至少选择一种方法",
     "error.nothing_evaluated": "还没有评测结果",
-    "error.classification_only": "锚点视图需要分类任务（标签词就是锚点）",
+    "error.classification_only": "锚点分析需要分类任务（标签词就是锚点）",
     "tour": "导览",
     "tour.intro": "五个步骤，每步一个要点。每张图都是实时的：调整图下方的控件试试。",
     "tour.step1": "**1. 提示词中的示例会改变答案。** 少样本提示先给模型看带标签的示例，再给查询；同一个查询得到的答案"
@@ -676,7 +676,7 @@ ZH: dict[str, str] = {
     "anchors.isolating": "正在隔离",
     "anchors.no_isolation": "尚未运行隔离实验",
     "anchors.not_run": "尚未运行{kind}",
-    "rank1.tab": "秩一视图",
+    "rank1.tab": "秩一更新",
     "rank1.explain": "提示中的上下文会改变某个块在查询处的 MLP 输入。这个改变等于 MLP 第一层权重的一次秩一更新加上一个"
                      "残差补丁：无上下文的块加上补丁，能精确重现有上下文时的输出。补丁只针对它自己的查询：用到另一个查询"
                      "上，只能弥补那个查询的一部分差距。阅读指南：蓝线（加补丁）处于舍入误差水平，远低于橙线（无补丁）；"
