@@ -8,8 +8,9 @@ ratios are measured side by side. Each finished task × method × seed is writte
 `OUT/units/TASK/seedS/METHOD.json`; a restarted suite reads those back and runs only what is missing (a method
 added later runs beside a fresh zero-shot, whose time its latency ratio needs); `OUT/settings.json` keeps a
 folder from mixing units of two settings. Then `OUT/TASK.json` (the eval
-JSON over the seeds), `summary.md`, `summary.csv` (per task and method), `methods.csv` (per method) and the
-figures (plotly HTML, and PNG where kaleido is installed).
+JSON over the seeds), `summary.md`, `summary.csv` (per task and method), `methods.csv` (per method), `pooled.csv`
+(the methods compared on every task's items at once) and the figures (plotly HTML, and PNG where kaleido finds a
+Chrome or Chromium).
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ and two figures. Read from the per-task eval JSONs (`SeedsReport.to_json`), so i
 A win is a task on which the method has the best mean accuracy (tied best counts for each); a task is below
 zero-shot when the method's accuracy is lower there, and significantly so when the paired McNemar test on
 those items says p < 0.05. Latency ratio and build seconds are medians over the tasks.
+
+Pooled: every task's and seed's items in one list per method, so an ordering between two methods over the whole
+suite gets one paired test (per-task tests at n = 100 miss differences of a few points). An item drawn by two
+seeds' splits counts twice, so the pooled p-values are a little optimistic.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from icr_app.stats import significant
+from icr_app.stats import paired, significant, wilson
 
 BASE = "zero-shot"
 
@@ -64,6 +68,46 @@ def method_rows(reports: dict[str, dict], methods: list[str]) -> list[dict[str, 
                      "build_s_median": _median([rep["methods"][m]["build_s"] for rep in ok.values()]),
                      "failed": len(reports) - len(ok)})
     return rows
+
+
+def _items(reports: dict[str, dict], method: str, tasks: list[str]) -> list[bool]:
+    return [c for t in tasks for c in reports[t]["methods"][method]["correct"]]
+
+
+def pooled_rows(reports: dict[str, dict], methods: list[str]) -> tuple[list[dict], list[dict]]:
+    """Per method its pooled accuracy over the tasks it served; then, in that order from the best, each method
+    against the next below it and against zero-shot, on the tasks both served (pooled.csv)."""
+    served = {m: [t for t, rep in reports.items() if rep["methods"][m]["error"] is None] for m in methods}
+    accuracy = []
+    for m in methods:
+        items = _items(reports, m, served[m])
+        ci = wilson(sum(items), len(items)) or [None, None]
+        accuracy.append({"method": m, "n": len(items), "accuracy": sum(items) / len(items) if items else None,
+                         "ci95_low": ci[0], "ci95_high": ci[1]})
+    ranked = [r["method"] for r in sorted(accuracy, key=lambda r: -(r["accuracy"] or 0.0)) if r["n"]]
+    pairs = list(zip(ranked, ranked[1:]))
+    pairs += [(m, BASE) for m in ranked if BASE in ranked and m != BASE and {m, BASE} not in map(set, pairs)]
+    comparisons = []
+    for a, b in pairs:
+        both = [t for t in served[a] if t in served[b]]
+        c = paired(_items(reports, a, both), _items(reports, b, both))
+        comparisons.append({"a": a, "b": b, "tasks": len(both), "n": len(_items(reports, a, both)), "diff": c["diff"],
+                            "ci95_low": c["ci95"][0], "ci95_high": c["ci95"][1], "p_mcnemar": c["p_mcnemar"]})
+    return accuracy, comparisons
+
+
+def pooled_markdown(accuracy: list[dict], comparisons: list[dict]) -> str:
+    lines = ["", "Pooled over every task and seed: accuracy [95% Wilson interval]; each method against the next "
+             "below it and against zero-shot on the items both scored, difference in points [95% interval] and the "
+             "exact McNemar p (* p < 0.05).", "", "| method | items | pooled accuracy |", "|---|---:|---|"]
+    for r in sorted((r for r in accuracy if r["n"]), key=lambda r: -r["accuracy"]):
+        lines.append(f"| {r['method']} | {r['n']} | {r['accuracy']:.3f} [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}] |")
+    lines += ["", "| a − b | items | difference (points) | McNemar p |", "|---|---:|---:|---:|"]
+    for c in comparisons:
+        star = "*" if significant(c) else ""
+        lines.append(f"| {c['a']} − {c['b']} | {c['n']} | {100 * c['diff']:+.1f} [{100 * c['ci95_low']:+.1f}, "
+                     f"{100 * c['ci95_high']:+.1f}] | {c['p_mcnemar']:.2g}{star} |")
+    return "\n".join(lines) + "\n"
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -137,29 +181,43 @@ def accuracy_vs_latency(cells: list[dict], methods: list[str]) -> go.Figure:
     return fig
 
 
-def write_figures(out: Path, cells: list[dict], methods: list[str]) -> list[str]:
-    """HTML always; PNG too where kaleido (plotly's image export) is installed. Returns the files written."""
-    png = importlib.util.find_spec("kaleido") is not None
-    written = []
+def write_png(fig: go.Figure, path: Path) -> str | None:
+    """The figure as a PNG through kaleido, which drives a Chrome or Chromium on the machine; None when written,
+    else why not."""
+    if importlib.util.find_spec("kaleido") is None:
+        return "kaleido is not installed"
+    try:
+        fig.write_image(path, scale=2)
+    except Exception as err:  # kaleido raises its own error types when no browser is found or it cannot start
+        return f"kaleido could not export it ({type(err).__name__}: {err}); it needs Chrome or Chromium installed"
+    return None
+
+
+def write_figures(out: Path, cells: list[dict], methods: list[str]) -> tuple[list[str], str | None]:
+    """Each figure as HTML, and as PNG where it can be; returns the files written and why PNG could not be."""
+    written, png_error = [], None
     figures = {"heatmap": heatmap(cells, methods), "accuracy-vs-latency": accuracy_vs_latency(cells, methods)}
     for name, fig in figures.items():
         # one plotly.min.js written beside them, so the pages open offline
         fig.write_html(out / f"{name}.html", include_plotlyjs="directory")
         written.append(f"{name}.html")
-        if png:
-            fig.write_image(out / f"{name}.png", scale=2)
+        png_error = png_error or write_png(fig, out / f"{name}.png")
+        if png_error is None:
             written.append(f"{name}.png")
-    return written
+    return written, png_error
 
 
 def write_summary(out: Path, reports: dict[str, dict], methods: list[str], seeds: list[int]) -> str:
-    """summary.md, summary.csv, methods.csv and the figures; returns the markdown."""
+    """summary.md, summary.csv, methods.csv, pooled.csv and the figures; returns the markdown."""
     cells, per_method = cell_rows(reports, methods), method_rows(reports, methods)
-    text = markdown(reports, methods, seeds, cells, per_method)
-    figures = write_figures(out, cells, methods)
-    if not any(f.endswith(".png") for f in figures):
-        text += "\nFigures as HTML only: PNG export needs kaleido, which is not installed.\n"
+    accuracy, comparisons = pooled_rows(reports, methods)
+    text = markdown(reports, methods, seeds, cells, per_method) + pooled_markdown(accuracy, comparisons)
+    _, png_error = write_figures(out, cells, methods)
+    if png_error:
+        text += f"\nFigures as HTML only: {png_error}.\n"
     (out / "summary.md").write_text(text)
     write_csv(out / "summary.csv", cells)
     write_csv(out / "methods.csv", per_method)
+    if comparisons:
+        write_csv(out / "pooled.csv", comparisons)
     return text

@@ -59,3 +59,38 @@ def test_versus_refuses_runs_on_different_items(tmp_path):
     b = _write(tmp_path, "B", {"t": _task("fresh", [False] * 5, [True] * 5)})
     with pytest.raises(SystemExit, match="different test items"):
         bench.versus(argparse.Namespace(a=a, b=b))
+
+
+def test_icr_claim_splits_trained_on_from_fresh_tasks_and_sets_icr_beside_ten_shot(tmp_path, capsys, monkeypatch):
+    """Trained-on task: zero-shot 0/4, 10-shot 4/4, icr 2/4 (half the 10-shot gain). Fresh task `season`: icr
+    loses one item against zero-shot (a collapse, not significant). `elsewhere` is neither."""
+    import torch
+
+    from icr_app.core.artefacts import save_artefact
+    from icr_app.evaluate import EvalReport, MethodResult
+
+    spec = importlib.util.spec_from_file_location("icr_claim", BENCH.parent / "icr_claim.py")
+    claim = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(claim)
+    save_artefact(tmp_path / "router" / "pids.safetensors", "pids", {"u": torch.zeros(1)},
+                  {"domains": ["sentiment", "ag_news"]})
+    runs = {"sentiment": ([False] * 4, [True] * 4, [True, True, False, False]),
+            "season": ([True, True, False, False], [True, True, True, False], [True, False, False, False]),
+            "elsewhere": ([False] * 4, [False] * 4, [False] * 4)}
+    (tmp_path / "suite").mkdir()
+    for task, lists in runs.items():
+        methods = {m: MethodResult(accuracy=sum(c) / 4, correct=c) for m, c in zip(claim.METHODS, lists)}
+        rep = EvalReport(task, "tiny", 4, 0, "classification", methods).to_json()
+        (tmp_path / "suite" / f"{task}.json").write_text(json.dumps(rep))
+    (tmp_path / "suite" / "settings.json").write_text("{}")
+    monkeypatch.setattr("sys.argv", ["icr_claim", "--model", "tiny", str(tmp_path / "router"), str(tmp_path / "suite")])
+    claim.main()
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [r[1] for r in rows] == ["trained on (sentiment)", "bench/fresh* (season)", "other unseen (elsewhere)"]
+    assert rows[0][6:10] == ["+100.0", "+50.0", "0.50", "0 (0)"]
+    assert rows[1][6:10] == ["+25.0", "-25.0", "-1.00", "1 (0)"]
+    assert rows[2][8:10] == ["-", "0 (0)"]  # no 10-shot gain: no ratio
+    (tmp_path / "suite" / "season.json").write_text(json.dumps({**rep, "task": "season", "methods": {
+        **rep["methods"], "icr": {**rep["methods"]["icr"], "error": "no router"}}}))
+    with pytest.raises(SystemExit, match="icr did not run or failed"):
+        claim.main()

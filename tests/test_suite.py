@@ -4,6 +4,7 @@ import csv
 import json
 
 import pytest
+from browser import CHROMIUM
 from reports import launch, untimed
 
 import icr_app.suite as suite
@@ -11,7 +12,7 @@ from icr_app.cli import main
 from icr_app.core.tasks import TaskError
 from icr_app.evaluate import EvalReport, MethodResult
 from icr_app.stats import wilson
-from icr_app.suite_report import method_rows
+from icr_app.suite_report import method_rows, pooled_rows, write_figures
 
 ARGS = ["suite", "--tasks", "sentiment,antonyms", "--methods", "zero-shot,few-shot", "--seeds", "0,1",
         "--n-test", "6", "--shots", "2"]
@@ -74,9 +75,25 @@ def test_two_processes_give_the_summary_of_one(tiny_checkpoint, tmp_path):
     run = launch([*ARGS, "--model", tiny_checkpoint, "--out", str(two)])
     assert run.returncode == 0, run.stderr[-3000:]
     assert _outputs(one) == _outputs(two)
-    assert sorted(p.name for p in two.iterdir()) == [
-        "accuracy-vs-latency.html", "antonyms.json", "heatmap.html", "methods.csv", "plotly.min.js", "sentiment.json",
-        "settings.json", "summary.csv", "summary.md", "units"]
+    pngs = ["accuracy-vs-latency.png", "heatmap.png"] if CHROMIUM else []  # CI has chromium (test_browser)
+    assert sorted(p.name for p in two.iterdir()) == sorted([
+        "accuracy-vs-latency.html", "antonyms.json", "heatmap.html", "methods.csv", "plotly.min.js", "pooled.csv",
+        "sentiment.json", "settings.json", "summary.csv", "summary.md", "units", *pngs])
+    for png in pngs:
+        data = (two / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, png
+
+
+def test_figures_stay_html_with_the_reason_when_png_export_fails(tmp_path, monkeypatch):
+    def no_browser(self, *args, **kwargs):
+        raise RuntimeError("no Chrome found")
+
+    monkeypatch.setattr("plotly.graph_objects.Figure.write_image", no_browser)
+    cells = [{"task": "t", "method": "zero-shot", "accuracy": 0.5, "ci95_low": 0.4, "ci95_high": 0.6,
+              "latency_ratio_to_zero_shot": 1.0, "error": None}]
+    written, why = write_figures(tmp_path, cells, ["zero-shot"])
+    assert written == ["heatmap.html", "accuracy-vs-latency.html"]
+    assert why.startswith("kaleido could not export it (RuntimeError: no Chrome found)")
 
 
 def _report(task_correct: dict[str, list[bool]]) -> dict:
@@ -95,3 +112,22 @@ def test_the_method_table_counts_wins_and_significant_losses_to_zero_shot():
     assert rows["few-shot"]["wins"] == 1 and rows["zero-shot"]["wins"] == 1
     assert rows["few-shot"]["below_zero_shot"] == 1 and rows["few-shot"]["significantly_below_zero_shot"] == 1
     assert rows["few-shot"]["mean_accuracy"] == 0.5 and rows["zero-shot"]["below_zero_shot"] == 0
+
+
+def test_pooled_orderings_pair_the_items_of_the_tasks_both_methods_served():
+    """a is right on every item, b on half, zero-shot on none of task x; c failed on task y, so its pooled
+    accuracy and its comparisons use task x alone."""
+    def method(correct=None, error=None):
+        return {"correct": correct, "error": None} if error is None else {"error": error}
+    reports = {"x": {"methods": {"zero-shot": method([False] * 4), "a": method([True] * 4),
+                                 "b": method([True, True, False, False]), "c": method([True, False, False, False])}},
+               "y": {"methods": {"zero-shot": method([True] * 2), "a": method([True] * 2),
+                                 "b": method([True, False]), "c": method(error="one class")}}}
+    accuracy, comparisons = pooled_rows(reports, ["zero-shot", "a", "b", "c"])
+    assert [(r["method"], r["n"], r["accuracy"]) for r in accuracy] == [
+        ("zero-shot", 6, 2 / 6), ("a", 6, 1.0), ("b", 6, 0.5), ("c", 4, 0.25)]
+    assert accuracy[1]["ci95_low"] == wilson(6, 6)[0]
+    pairs = [(c["a"], c["b"], c["n"], c["diff"]) for c in comparisons]
+    assert pairs == [("a", "b", 6, 0.5), ("b", "zero-shot", 6, 1 / 6), ("zero-shot", "c", 4, -0.25),
+                     ("a", "zero-shot", 6, 4 / 6)]  # each pair once
+    assert comparisons[3]["p_mcnemar"] == pytest.approx(2 * 0.5 ** 4)
