@@ -105,8 +105,9 @@ def pooled_markdown(accuracy: list[dict], comparisons: list[dict]) -> str:
     lines += ["", "| a − b | items | difference (points) | McNemar p |", "|---|---:|---:|---:|"]
     for c in comparisons:
         star = "*" if significant(c) else ""
+        p = f"{c['p_mcnemar']:.2g}" if c["p_mcnemar"] > 0 else "< 1e-300"  # below a float's range, not zero
         lines.append(f"| {c['a']} − {c['b']} | {c['n']} | {100 * c['diff']:+.1f} [{100 * c['ci95_low']:+.1f}, "
-                     f"{100 * c['ci95_high']:+.1f}] | {c['p_mcnemar']:.2g}{star} |")
+                     f"{100 * c['ci95_high']:+.1f}] | {p}{star} |")
     return "\n".join(lines) + "\n"
 
 
