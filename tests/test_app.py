@@ -376,3 +376,26 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     assert computed("site", query, 10, 0, built={"site": visitors_site})
     assert computed("zero-shot", query, 10, 0, lm=tiny_lm(n_layers=2))
     icr_method._ROUTERS.clear()
+
+
+def test_gemma_ships_site_task_vector_and_icv_and_their_answers_for_every_builtin_task():
+    """What `icl-lab prebuild --model gemma3-270m --methods site,task-vector,icv --no-views` made, read without
+    the model (CI does not install it): every file is an ICL Lab artefact made for one and the same Gemma-3-270M,
+    and each task's answers to its one-click query are that model's, for the methods that ship."""
+    from icr_app import prebuilt
+    from icr_app.core.artefacts import artefact_fingerprint, artefact_kind
+    from icr_app.core.prompts import SHOTS
+    from icr_app.core.tasks import builtin_names
+
+    root = prebuilt.PREBUILT / "gemma3-270m"
+    fingerprints = set()
+    for name in builtin_names():
+        for method in ("site", "task-vector", "icv"):
+            path = root / name / f"{method}.safetensors"
+            assert artefact_kind(path), path
+            fingerprints.add(artefact_fingerprint(path))
+        answers = json.loads((root / name / prebuilt.ANSWERS).read_text())
+        fingerprints.add(answers["fingerprint"])
+        assert (answers["query"], answers["shots"], answers["seed"]) == (prebuilt.example_query(name), SHOTS, 0)
+        assert {"zero-shot", "few-shot", "site", "task-vector", "icv"} <= set(answers["answers"]), name
+    assert len(fingerprints) == 1 and fingerprints.pop().startswith("gemma3-270m@")
