@@ -155,14 +155,19 @@ def shipped_answer(lm: LoadedModel, task: Task, name: str, query: str, shots: in
 
 
 def compute_views(lm: LoadedModel, task: Task, progress: Progress = no_progress) -> dict[str, Any]:
-    """Each mechanism tab's result with the app's default settings, as JSON."""
+    """Each mechanism tab's result with the app's default settings, as JSON. An analysis that cannot serve the
+    task (the anchors' when two labels share a first token) ships nothing for it; the others still ship, and its
+    tab says why when asked to compute."""
     from icr_app.evaluate import evaluate
 
     run = evaluate(lm, task, EVALUATE["methods"], n_test=EVALUATE["n_test"], seed=SEED, progress=progress)
     views: dict[str, Any] = {"evaluate": run.to_json()}
-    for spec in ANALYSES.values():
+    for name, spec in ANALYSES.items():
         if spec.views:
-            views.update(resolve(spec.views)(lm, task, progress))
+            try:
+                views.update(resolve(spec.views)(lm, task, progress))
+            except ValueError as err:  # the analyses' refusals of a task (LabelError, TaskError) are ValueErrors
+                print(f"{task.name}: no {name} views: {err}")
     return views
 
 

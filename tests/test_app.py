@@ -399,3 +399,17 @@ def test_gemma_ships_site_task_vector_and_icv_and_their_answers_for_every_builti
         assert (answers["query"], answers["shots"], answers["seed"]) == (prebuilt.example_query(name), SHOTS, 0)
         assert {"zero-shot", "few-shot", "site", "task-vector", "icv"} <= set(answers["answers"]), name
     assert len(fingerprints) == 1 and fingerprints.pop().startswith("gemma3-270m@")
+
+
+def test_prebuilt_views_leave_out_only_the_analysis_that_cannot_serve_the_task(lm, monkeypatch, capsys):
+    """Labels sharing their first token (as a Chinese task's do in Gemma's tokenizer, where each starts with "▁")
+    stop the anchor analyses; the rank-1 views and Evaluate's run still ship."""
+    from icr_app import prebuilt
+    from icr_app.core.tasks import Example, Task
+
+    monkeypatch.setitem(prebuilt.EVALUATE, "n_test", 4)
+    examples = tuple(Example(f"city {i} {'north' if i % 2 else 'south'}", "new york" if i % 2 else "new jersey")
+                     for i in range(16))
+    views = prebuilt.compute_views(lm, Task("cities", examples, "classification"))
+    assert "evaluate" in views and "rank1" in views and "flow" not in views
+    assert "cities: no anchors views: the anchors analyses score the first answer token" in capsys.readouterr().out
