@@ -378,10 +378,10 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     icr_method._ROUTERS.clear()
 
 
-def test_gemma_ships_site_task_vector_and_icv_and_their_answers_for_every_builtin_task():
-    """What `icl-lab prebuild --model gemma3-270m --methods site,task-vector,icv --no-views` made, read without
-    the model (CI does not install it): every file is an ICL Lab artefact made for one and the same Gemma-3-270M,
-    and each task's answers to its one-click query are that model's, for the methods that ship."""
+def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
+    """What `icl-lab prebuild --model gemma3-270m --methods site,task-vector,icv` made, read without the model
+    (CI does not install it): every file is made for one and the same Gemma-3-270M, each task's answers to its
+    one-click query are that model's for the methods that ship, and its views are there."""
     from icr_app import prebuilt
     from icr_app.core.artefacts import artefact_fingerprint, artefact_kind
     from icr_app.core.prompts import SHOTS
@@ -398,6 +398,12 @@ def test_gemma_ships_site_task_vector_and_icv_and_their_answers_for_every_builti
         fingerprints.add(answers["fingerprint"])
         assert (answers["query"], answers["shots"], answers["seed"]) == (prebuilt.example_query(name), SHOTS, 0)
         assert {"zero-shot", "few-shot", "site", "task-vector", "icv"} <= set(answers["answers"]), name
+        views = json.loads((root / name / prebuilt.VIEWS).read_text())
+        fingerprints.add(views["fingerprint"])
+        assert {"evaluate", "rank1"} <= set(views["views"]), name
+        # the anchors need label words with distinct first tokens: zh-news-topic's all start with "▁" here
+        anchors = builtin_task(name).kind == "classification" and name != "zh-news-topic"
+        assert ("flow" in views["views"]) == anchors, name
     assert len(fingerprints) == 1 and fingerprints.pop().startswith("gemma3-270m@")
 
 
