@@ -90,8 +90,9 @@ def pooled_rows(reports: dict[str, dict], methods: list[str]) -> tuple[list[dict
     comparisons = []
     for a, b in pairs:
         both = [t for t in served[a] if t in served[b]]
-        c = paired(_items(reports, a, both), _items(reports, b, both))
-        comparisons.append({"a": a, "b": b, "tasks": len(both), "n": len(_items(reports, a, both)), "diff": c["diff"],
+        items_a = _items(reports, a, both)
+        c = paired(items_a, _items(reports, b, both))
+        comparisons.append({"a": a, "b": b, "tasks": len(both), "n": len(items_a), "diff": c["diff"],
                             "ci95_low": c["ci95"][0], "ci95_high": c["ci95"][1], "p_mcnemar": c["p_mcnemar"]})
     return accuracy, comparisons
 
