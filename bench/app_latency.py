@@ -3,7 +3,7 @@ task to the four panels answered again, every tab's main action once, and the se
 
 Run on an idle machine (a warm model cache assumed: run the app once before):
 
-    python bench/app_latency.py [--port 7861] [--model smollm2-135m] [--tasks emotion,spam,...] [--skip-tabs]
+    python bench/app_latency.py [--port 7861] [--models smollm2-135m,gemma3-270m] [--tasks emotion,...] [--skip-tabs]
 
 It opens Debian's chromium (Playwright), then starts `python app.py` in a subprocess and drives its page the way
 the browser tests do (tests/browser.py). A task is picked in the task picker, first with the query box empty (so
@@ -11,7 +11,7 @@ the task's one-click query is asked and its shipped answers shown), then with a 
 compute). A button is pressed, and an action ends when Gradio's pending marks are gone and what it should show is
 on the page. Launch and picking are timed by the page itself (`WATCH_PANELS`: the browser's clock when the answer
 panels changed), the tabs' actions from the click to the page settled. Peak resident memory is the server
-process's VmHWM at the end. Prints one table of what it measured.
+process's VmHWM at the end. Each model is launched in turn; one table, a column per model.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def serve(url: str, proc: subprocess.Popen, timeout_s: float) -> None:
     raise SystemExit("the app did not come up in time")
 
 
-def pick(page, task: str, query: str = "", n: int = 4) -> float:
+def pick(page, task: str, query: str = "") -> float:
     """Seconds from choosing `task` in the picker to the last change of the answer panels (the browser's clock),
     once their pending marks are gone; the tabs' work that follows the panels (tour, ICR maps) is not counted.
     Then waits for all. With `query` typed first, the panels answer it (computed) instead of the task's
@@ -69,7 +69,7 @@ def pick(page, task: str, query: str = "", n: int = 4) -> float:
     t0 = time.time()
     ui.pick_task(page, task)
     ui.wait_idle(page, ui.PANELS)
-    page.wait_for_function(ui.answered(n), timeout=ui.TIMEOUT)
+    page.wait_for_function(ui.answered(4), timeout=ui.TIMEOUT)
     seconds = ui.panels_changed_at(page) - t0
     ui.wait_idle(page)
     return seconds
@@ -137,16 +137,9 @@ def every_tab(page) -> list[tuple[str, float]]:
     return rows
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--port", type=int, default=7861)
-    ap.add_argument("--model", default="smollm2-135m")
-    ap.add_argument("--tasks", default=TASKS, help="built-in tasks to pick one after another (median reported)")
-    ap.add_argument("--skip-tabs", action="store_true", help="only launch and task picking")
-    ap.add_argument("--answers", type=int, default=4, help="panels that must answer: 4 (the default panels), 3 on a "
-                    "model with no ICR router, whose panel says so instead")
-    args = ap.parse_args()
-    env = {**os.environ, "GRADIO_SERVER_PORT": str(args.port), "ICL_LAB_MODEL": args.model}
+def measure(args: argparse.Namespace, model: str) -> tuple[list[tuple[str, float]], float]:
+    """Launch the app on `model` and drive its page: the rows measured and the server's peak memory (MiB)."""
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(args.port), "ICL_LAB_MODEL": model}
     rows = Rows()
     with sync_playwright() as p:
         # the visitor's browser is open before the app starts, as it is for someone who launches it
@@ -161,17 +154,16 @@ def main() -> int:
             serve(url, proc, 300)
             rows.append(("launch -> page served", time.time() - t0))
             page.goto(url)
-            n = args.answers
-            page.wait_for_function(ui.answered(n), timeout=ui.TIMEOUT)
+            page.wait_for_function(ui.answered(4), timeout=ui.TIMEOUT)
             rows.append(("launch -> first panel answered", ui.panels_answered_at(page, 1) - t0))
-            rows.append((f"launch -> {n} default panels answered", ui.panels_answered_at(page, n) - t0))
+            rows.append(("launch -> 4 default panels answered", ui.panels_answered_at(page, 4) - t0))
             ui.wait_idle(page)
-            picks = [pick(page, task, n=n) for task in args.tasks.split(",")]
-            rows.append((f"pick a built-in task -> {n} panels answered (median of {len(picks)})",
+            picks = [pick(page, task) for task in args.tasks.split(",")]
+            rows.append((f"pick a built-in task -> 4 panels answered (median of {len(picks)})",
                          statistics.median(picks)))
-            rows.append((f"pick a built-in task -> {n} panels answered (slowest)", max(picks)))
-            own = [pick(page, task, f"{OWN_QUERY} ({task})", n) for task in args.tasks.split(",")]
-            rows.append((f"pick with a typed query (computed) -> {n} panels (median of {len(own)})",
+            rows.append(("pick a built-in task -> 4 panels answered (slowest)", max(picks)))
+            own = [pick(page, task, f"{OWN_QUERY} ({task})") for task in args.tasks.split(",")]
+            rows.append((f"pick with a typed query (computed) -> 4 panels (median of {len(own)})",
                          statistics.median(own)))
             page.get_by_label("Query").fill("")
             if not args.skip_tabs:
@@ -181,11 +173,26 @@ def main() -> int:
             proc.terminate()
             proc.wait(30)
         browser.close()
-    print(f"model={args.model} cores={os.cpu_count()} tasks picked: {args.tasks}")
-    print(f"| {'measure':<58} | {'seconds':>8} |\n|---|---:|")
-    for name, seconds in rows:
-        print(f"| {name:<58} | {seconds:>8.2f} |")
-    print(f"\npeak resident memory of the app server{'' if args.skip_tabs else ', every tab used'}: {rss:.0f} MiB")
+    return rows, rss
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=7861)
+    ap.add_argument("--models", default="smollm2-135m", help="comma list: each launched in turn, one column each")
+    ap.add_argument("--tasks", default=TASKS, help="built-in tasks to pick one after another (median reported)")
+    ap.add_argument("--skip-tabs", action="store_true", help="only launch and task picking")
+    args = ap.parse_args()
+    models = args.models.split(",")
+    measured = {model: measure(args, model) for model in models}
+    print(f"cores={os.cpu_count()} tasks picked: {args.tasks}")
+    print(f"| {'measure':<62} | " + " | ".join(models) + " |\n|---|" + "---:|" * len(models))
+    names = [name for name, _ in measured[models[0]][0]]
+    for i, name in enumerate(names):
+        print(f"| {name:<62} | " + " | ".join(f"{measured[m][0][i][1]:.2f} s" for m in models) + " |")
+    used = "" if args.skip_tabs else ", every tab used"
+    print(f"| {'peak resident memory of the app server' + used:<62} | "
+          + " | ".join(f"{measured[m][1]:.0f} MiB" for m in models) + " |")
     return 0
 
 

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
+
+from icr_app.app.strings import ZH
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -79,9 +82,9 @@ def set_number(page, label: str, value: int) -> None:
     box.press("Enter")
 
 
-def pick_task(page, name: str) -> None:
-    """Choose a built-in task in the page's task picker."""
-    page.get_by_label("Built-in task").click()
+def pick_task(page, name: str, label: str = "Built-in task") -> None:
+    """Choose a built-in task in the page's task picker (labelled `label` in the page's language)."""
+    page.get_by_label(label).click()
     page.get_by_role("option", name=name, exact=True).click()
 
 
@@ -98,3 +101,23 @@ def wait_idle(page, within: str = "", start_s: float = 2.0, timeout: float = TIM
         page.wait_for_timeout(500)
         if page.evaluate(marks) == 0:
             return
+
+
+# Each tab (the tour first) and the first words of its explanation, in the order of the page.
+TABS = {"tour": "tour.intro", "site.tab": "site.explain", "icr.tab": "icr.explain", "lora.tab": "lora.explain",
+        "tv.tab": "tv.explain", "fv.tab": "fv.explain", "i2cl.tab": "i2cl.explain", "icv.tab": "icv.explain",
+        "anchors.tab": "anchors.explain", "rank1.tab": "rank1.explain", "evaluate.tab": "evaluate.explain"}
+
+
+def tabs_read(page, strings: dict[str, str], tmp_path: Path, shot: str) -> None:
+    """Every tab is named in `strings`' language and opens on its explanation in it, and every figure in sight
+    (the tab's and the answer panels') has its title in it too: Chinese in each one, or in none."""
+    page.get_by_role("tab", name=strings["tour"], exact=True).wait_for(timeout=TIMEOUT)
+    assert [tab.inner_text() for tab in page.get_by_role("tab").all()] == [strings[key] for key in TABS]
+    chinese = "true" if strings is ZH else "false"
+    for tab, explain in TABS.items():
+        page.get_by_role("tab", name=strings[tab], exact=True).click()
+        page.get_by_text(strings[explain].replace("*", "")[:12]).filter(visible=True).first.wait_for(timeout=TIMEOUT)
+        page.wait_for_function(f"({TITLES})().every(t => !t || /[\\u4e00-\\u9fff]/.test(t) === {chinese})",
+                               timeout=TIMEOUT)
+    page.screenshot(path=str(tmp_path / shot), full_page=True)

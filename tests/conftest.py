@@ -56,3 +56,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is not present beside this checkout")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium, driven by Playwright, for one test module (tests/browser.py has the helpers)."""
+    from browser import ARGS, CHROMIUM
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()

@@ -379,16 +379,18 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
 
 
 def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
-    """What `icl-lab prebuild --model gemma3-270m --methods site,task-vector,icv` made, read without the model
-    (CI does not install it): every file is made for one and the same Gemma-3-270M, each task's answers to its
-    one-click query are that model's for the methods that ship, and its views are there."""
+    """What `icl-lab prebuild --model gemma3-270m` made, and its shipped ICR router, read without loading the
+    model: every file is made for one and the same Gemma-3-270M, each task's answers to its one-click query are
+    that model's for the methods that ship (ICR's included), and its views are there."""
     from icr_app import prebuilt
     from icr_app.core.artefacts import artefact_fingerprint, artefact_kind
     from icr_app.core.prompts import SHOTS
     from icr_app.core.tasks import builtin_names
+    from icr_app.methods.icr.router import PRETRAINED
 
     root = prebuilt.PREBUILT / "gemma3-270m"
-    fingerprints = set()
+    fingerprints = {artefact_fingerprint(PRETRAINED / "gemma3-270m" / f) for f in ("pids.safetensors",
+                                                                                  "router.safetensors")}
     for name in builtin_names():
         for method in ("site", "task-vector", "icv"):
             path = root / name / f"{method}.safetensors"
@@ -397,7 +399,7 @@ def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
         answers = json.loads((root / name / prebuilt.ANSWERS).read_text())
         fingerprints.add(answers["fingerprint"])
         assert (answers["query"], answers["shots"], answers["seed"]) == (prebuilt.example_query(name), SHOTS, 0)
-        assert {"zero-shot", "few-shot", "site", "task-vector", "icv"} <= set(answers["answers"]), name
+        assert {"zero-shot", "few-shot", "site", "icr", "task-vector", "icv"} <= set(answers["answers"]), name
         views = json.loads((root / name / prebuilt.VIEWS).read_text())
         fingerprints.add(views["fingerprint"])
         assert {"evaluate", "rank1"} <= set(views["views"]), name

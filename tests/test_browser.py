@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from browser import (
-    ARGS,
     CHROMIUM,
     PANELS,
     PLOTS_WITH_DATA,
@@ -29,6 +28,7 @@ from browser import (
     pick_task,
     plots_have_data,
     set_number,
+    tabs_read,
     wait_idle,
 )
 from test_app import routing_router
@@ -68,14 +68,6 @@ def url(lm, tmp_path_factory):
         yield demo.local_url
         demo.close()
         icr_method._ROUTERS.clear()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
@@ -251,26 +243,6 @@ def test_evaluate_tab(page, tmp_path):
     assert [r["method"] for r in rows] == ["zero-shot", "few-shot"] and float(rows[1]["accuracy"]) >= 0
     assert "only the two" not in page.inner_text("body") and "exact McNemar test" in page.inner_text("body")
     page.screenshot(path=str(tmp_path / "evaluate.png"), full_page=True)
-
-
-# Each tab (the tour first) and the first words of its explanation, in the order of the page.
-TABS = {"tour": "tour.intro", "site.tab": "site.explain", "icr.tab": "icr.explain", "lora.tab": "lora.explain",
-        "tv.tab": "tv.explain", "fv.tab": "fv.explain", "i2cl.tab": "i2cl.explain", "icv.tab": "icv.explain",
-        "anchors.tab": "anchors.explain", "rank1.tab": "rank1.explain", "evaluate.tab": "evaluate.explain"}
-
-
-def tabs_read(page, strings: dict[str, str], tmp_path: Path, shot: str) -> None:
-    """Every tab is named in `strings`' language and opens on its explanation in it, and every figure in sight
-    (the tab's and the answer panels') has its title in it too: Chinese in each one, or in none."""
-    page.get_by_role("tab", name=strings["tour"], exact=True).wait_for(timeout=TIMEOUT)
-    assert [tab.inner_text() for tab in page.get_by_role("tab").all()] == [strings[key] for key in TABS]
-    chinese = "true" if strings is ZH else "false"
-    for tab, explain in TABS.items():
-        page.get_by_role("tab", name=strings[tab], exact=True).click()
-        page.get_by_text(strings[explain].replace("*", "")[:12]).filter(visible=True).first.wait_for(timeout=TIMEOUT)
-        page.wait_for_function(f"({TITLES})().every(t => !t || /[\\u4e00-\\u9fff]/.test(t) === {chinese})",
-                               timeout=TIMEOUT)
-    page.screenshot(path=str(tmp_path / shot), full_page=True)
 
 
 def test_the_page_in_chinese_and_switched_to_english(browser, url, tmp_path):

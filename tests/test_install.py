@@ -38,8 +38,9 @@ def _run(installed: Path, elsewhere: Path, *args: str, timeout: int = 600) -> su
 
 def test_installed_package_carries_its_data(installed, tmp_path):
     assert (installed / "bin" / "icl-lab").is_file()
-    assert sorted(p.name for p in (installed / "icr_app" / "assets" / "icr" / "smollm2-135m").iterdir()) == [
-        "MANIFEST.md", "pids.safetensors", "router.safetensors"]
+    for model in ("smollm2-135m", "gemma3-270m"):  # each built-in model's router
+        assert sorted(p.name for p in (installed / "icr_app" / "assets" / "icr" / model).iterdir()) == [
+            "MANIFEST.md", "pids.safetensors", "router.safetensors"]
     assert len(list((installed / "icr_app" / "assets" / "tasks").glob("*.json"))) == 20
     probe = "import icr_app, icr_app.core.tasks as t; print(icr_app.__file__); print(t.builtin_task('spam').kind)"
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(installed)},
