@@ -47,7 +47,6 @@ from icr_app.prebuilt import example_query
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
-sync_api = pytest.importorskip("playwright.sync_api")
 SMALL = {"site": SiteConfig(n_prompts=4, n_demos=3, steps=6, batch_size=8, eval_every=3, patience=2, max_examples=24)}
 # Smaller defaults for the views the tiny model ships (the app's sliders start from them too).
 VIEW_DEFAULTS = {"n_prompts": 3, "shots": 2, "seed": 0, "k": 2, "n_test": 8}

@@ -21,6 +21,7 @@ from icr_app.prebuilt import example_query
 
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+expect = pytest.importorskip("playwright.sync_api").expect
 
 DEFAULT_PANELS = ("zero-shot", "few-shot", "site", "icr")
 # Tabs drawn from what ships on Gemma (methods built by `prebuild`, every view); the function vector and I2CL
@@ -73,8 +74,7 @@ def test_the_page_in_chinese_answers_a_chinese_task(browser, url, tmp_path):
     tabs_read(page, ZH, tmp_path, "gemma-chinese.png")
     pick_task(page, "zh-review-sentiment", ZH["builtin_task"])
     query = page.get_by_label(ZH["query"], exact=True)
-    pytest.importorskip("playwright.sync_api").expect(query).to_have_value(example_query("zh-review-sentiment"),
-                                                                            timeout=TIMEOUT)
+    expect(query).to_have_value(example_query("zh-review-sentiment"), timeout=TIMEOUT)
     page.wait_for_function(f"""() => {{
       const shown = Array.from(document.querySelectorAll('{PANELS}')).filter(el => el.offsetParent !== null);
       return shown.length >= {len(DEFAULT_PANELS)} && shown.every(el => /正面|负面/.test(el.innerText)); }}""",
