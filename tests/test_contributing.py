@@ -57,7 +57,7 @@ def test_a_registered_method_gets_its_eval_flags(registered, capsys):
     text = capsys.readouterr().out
     assert "--echo-suffix" in text and "echo: zero-shot with a suffix on the query" in text
     args = build_parser().parse_args(["eval", "--data", "sentiment", "--methods", "echo", "--echo-suffix", " ?"])
-    assert args.methods == "echo"
+    assert args.methods == ["echo"]
 
 
 def test_a_registered_method_is_evaluated(registered, lm):

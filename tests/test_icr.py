@@ -283,7 +283,7 @@ def test_ensemble_round_trip_figures_and_refusals(lm, pids, tmp_path):
 
 def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, monkeypatch, capsys):
     from icr_app import cli
-    from icr_app.core import commandline as common
+    from icr_app.cli import flags as common
     from icr_app.methods.icr import router
 
     monkeypatch.setattr(common, "load_model", lambda _name, _options: lm)

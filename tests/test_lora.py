@@ -210,13 +210,13 @@ def test_wrong_model_and_odd_files_are_refused(lm, tmp_path):
 
 def test_flags():
     from icr_app.cli import build_parser
-    from icr_app.core.commandline import method_config
+    from icr_app.cli.flags import method_config
     from icr_app.methods import REGISTRY
 
     spec = REGISTRY["lora"]
     assert spec.kind == "fine-tuning" and "fine-tuning" in spec.title and "not in-context" in spec.description
     args = build_parser().parse_args(["eval", "--data", "x", "--lora-targets", "all-linear", "--lora-steps", "7"])
-    assert method_config(args, spec) == replace(LoraConfig(), targets="all-linear", steps=7)
+    assert method_config(args, "lora") == replace(LoraConfig(), targets="all-linear", steps=7)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from icr_app.cli import build_parser, main
-from icr_app.core.commandline import method_config
+from icr_app.cli.flags import method_config
 from icr_app.core.models import ModelNotFoundError, load_model
 from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace
@@ -105,7 +105,7 @@ def test_a_preset_entry_runs_beside_the_default(lm, monkeypatch):
     assert set(rep.methods) == {"site", "site@first-token"} and not rep.failed
     assert set(seen) == {"answer", "first-token"}
     cli = build_parser().parse_args(["eval", "--data", "x", "--site-steps", "7"])
-    assert method_config(cli, REGISTRY["site"], "first-token") == SiteConfig(steps=7, objective="first-token")
+    assert method_config(cli, "site@first-token") == SiteConfig(steps=7, objective="first-token")
     with pytest.raises(ValueError, match="site@paper"):
         parse_entry("site@nope")
 
@@ -129,7 +129,8 @@ def test_every_eval_flag_has_help_and_every_method_its_flags():
     for name, spec in REGISTRY.items():
         for f in dataclasses.fields(spec.config):
             assert any(flag.startswith(f"--{name}-") for flag in flags), (name, f.name)
-    assert {"--site-prompts", "--site-demos", "--site-steps", "--site-paper", "--icr-router", "--shots"} <= flags
+    assert {"--site-prompts", "--site-demos", "--site-steps", "--icr-router", "--shots", "--seeds"} <= flags
+    assert not {"--site-paper", "--seed"} & flags  # a preset is asked for as site@paper; --seeds is the run's
 
 
 def test_eval_cli_on_local_checkpoint(tiny_checkpoint, tmp_path, capsys):

@@ -231,27 +231,26 @@ def test_two_tasks_from_two_threads_match_sequential(lm):
     assert no_hooks_left(lm)
 
 
-def test_cli_site_build(tiny_checkpoint, tmp_path, capsys):
+def test_cli_build_site(tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "sent.safetensors"
-    assert main(["site", "build", "--data", "sentiment", "--out", str(out), "--model", tiny_checkpoint,
+    assert main(["build", "--method", "site", "--data", "sentiment", "--out", str(out), "--model", tiny_checkpoint,
                  "--site-prompts", "2", "--site-demos", "2", "--site-steps", "2"]) == 0
     site = load_site(out)
     assert (site.meta.n_prompts, site.meta.n_demos, site.meta.steps) == (2, 2, 2)
-    assert "SITE task 'sentiment'" in capsys.readouterr().out
+    assert "site built from sentiment" in capsys.readouterr().out
 
 
 def test_paper_preset_and_flags():
     from icr_app.cli import build_parser
-    from icr_app.core.commandline import method_config
-    from icr_app.methods import REGISTRY
+    from icr_app.cli.flags import method_config
 
-    def config(*flags: str) -> SiteConfig:
-        return method_config(build_parser().parse_args(["eval", "--data", "x", *flags]), REGISTRY["site"])
+    def config(entry: str, *flags: str) -> SiteConfig:
+        return method_config(build_parser().parse_args(["eval", "--data", "x", "--methods", entry, *flags]), entry)
 
-    paper = config("--site-paper")
+    paper = config("site@paper")
     assert (paper.n_prompts, paper.n_demos, paper.steps, paper.batch_size) == (50, 10, 400, 1)
-    assert config("--site-paper", "--site-steps", "30").steps == 30 and config().steps == SiteConfig().steps
-    assert config("--site-prompts", "5").n_prompts == 5
+    assert config("site@paper", "--site-steps", "30").steps == 30 and config("site").steps == SiteConfig().steps
+    assert config("site", "--site-prompts", "5").n_prompts == 5
 
 
 @pytest.mark.slow

@@ -229,9 +229,8 @@ def test_the_tab_offers_the_built_vector_as_a_file(lm):
 
 def test_flags_reach_the_config():
     from icr_app.cli import build_parser
-    from icr_app.core.commandline import method_config
-    from icr_app.methods import REGISTRY
+    from icr_app.cli.flags import method_config
 
     args = build_parser().parse_args(["eval", "--data", "x", "--task-vector-demos", "5", "--task-vector-layer", "3"])
-    cfg = method_config(args, REGISTRY["task-vector"])
+    cfg = method_config(args, "task-vector")
     assert (cfg.n_demos, cfg.layer, cfg.n_prompts) == (5, 3, TaskVectorConfig().n_prompts)

@@ -209,9 +209,9 @@ class MethodSpec:
     """One registered method.
 
     build(context, config) -> a ready Method, learnt from `context.train`.
-    presets: extra named starting points for the config (flag `--<name>-<preset>`), e.g. SITE's paper setting.
-    commands / tab: "module:function" of the method's own CLI subcommands and app tab, imported only when
-    the CLI or the app is built (so `eval` never imports gradio).
+    presets: extra named starting points for the config, asked for as `<name>@<preset>` (e.g. `site@paper`).
+    tab: "module:function" of the method's app tab, imported only when the app is built (so `eval` never
+    imports gradio).
     kind: "baseline" (zero- and few-shot), "implicit" (implicit ICL), or "fine-tuning" (weights trained; shown
     as such in the app).
     """
@@ -226,5 +226,4 @@ class MethodSpec:
     instant: bool = False  # building costs nothing (no training on the task), so the app builds it per query
     artefact: str | None = None  # the kind of a built method's file (`Method.save`), which `load_method` goes by
     load: Callable[[Path, Any], Method] | None = None  # (path, lm) -> the method; refuses another model's file
-    commands: str | None = None
     tab: str | None = None

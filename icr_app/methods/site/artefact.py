@@ -41,6 +41,6 @@ class SiteState(BuiltState):
         return torch.sigmoid(self.theta)
 
 
-# The names `site build`, bench/latency.py and the tests read and write SITE files by.
+# The names `icl-lab build`, bench/latency.py and the tests read and write SITE files by.
 save_site = SiteState.save
 load_site = SiteState.load

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from icr_app.core.commandline import add_model_args, model_from_args, tqdm_progress
-from icr_app.core.config import add_config_flags, config_from_flags
+from icr_app.cli.flags import add_config_flags, add_model_args, config_from_flags, model_from_args, tqdm_progress
 from icr_app.core.tasks import load_task
 from icr_app.methods.icr.router import ensemble_folders, members
 from icr_app.methods.icr.train import TrainConfig, train_router

@@ -14,14 +14,14 @@ from icr_app.analyses.anchors.confusion import confusion_experiment
 from icr_app.analyses.anchors.isolation import isolation_experiment, rows_to_json
 from icr_app.analyses.anchors.reweighting import reweight_experiment
 from icr_app.analyses.anchors.saliency import FLOWS, describe, information_flow, task_prompts
-from icr_app.core.commandline import add_task_args, model_from_args, tqdm_progress
+from icr_app.cli.flags import add_model_args, add_seed, add_task_args, model_from_args, task_from_args, tqdm_progress
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import Template
-from icr_app.core.tasks import Task, TaskError, load_task
+from icr_app.core.tasks import Task, TaskError
 
 
 def _setup(args: argparse.Namespace) -> tuple[LoadedModel, Task]:
-    task = load_task(args.data, args.input_col, args.output_col, args.task_type)
+    task = task_from_args(args)
     if task.kind != "classification":
         raise TaskError(f"{task.name}: the anchors analyses need a classification task (label words)")
     return model_from_args(args), task
@@ -103,26 +103,30 @@ def confusion(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the five subcommands on the main parser."""
 
-    def add(name: str, help_: str, fn: Callable, n_flag: str, n_default: int) -> argparse.ArgumentParser:
+    def add(name: str, help_: str, fn: Callable, n_flag: str, n_default: int,
+            n_help: str = "held-out queries scored") -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_)
         add_task_args(p)
-        p.add_argument(n_flag, type=int, default=n_default)
-        p.add_argument("--batch-size", type=int, default=8)
+        add_model_args(p)
+        add_seed(p)
+        p.add_argument(n_flag, type=int, default=n_default, help=f"{n_help} (default: {n_default})")
+        p.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default: 8)")
         p.add_argument("--json", default=None, help="write the numbers to this JSON file")
         p.set_defaults(func=fn, progress=tqdm_progress)
         return p
 
     shots_help = "demonstrations per prompt (default: one per class)"
-    p = add("flow", "saliency information flow S_wp, S_pq, S_ww per layer", _command(flow), "--n-prompts", 20)
+    p = add("flow", "saliency information flow S_wp, S_pq, S_ww per layer", _command(flow), "--n-prompts", 20,
+            "few-shot prompts whose attention is read")
     p.add_argument("--shots", type=int, default=None, help=shots_help)
     p = add("isolate", "block label words from earlier tokens in the first/last K layers", _command(isolate),
             "--n-test", 100)
     p.add_argument("--shots", type=int, default=None, help=shots_help)
     p.add_argument("--k", type=int, default=5, help="number of layers isolated")
     p = add("reweight", "learn anchor re-weighting β on 4 examples per class", _command(reweight), "--n-test", 200)
-    p.add_argument("--per-class", type=int, default=4)
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--per-class", type=int, default=4, help="training examples per class (default: 4)")
+    p.add_argument("--epochs", type=int, default=10, help="passes over them (default: 10)")
+    p.add_argument("--lr", type=float, default=0.01, help="learning rate of β (default: 0.01)")
     p = add("compress", "answer queries against a KV cache kept at label words and formatting only",
             _command(compress), "--n-test", 100)
     p.add_argument("--shots", type=int, default=None, help=shots_help)

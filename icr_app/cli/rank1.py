@@ -10,12 +10,11 @@ from pathlib import Path
 import torch
 
 from icr_app.analyses.rank1.analysis import as_dtype, rank1_analysis, summary_table
-from icr_app.core.commandline import add_task_args, model_from_args, tqdm_progress
-from icr_app.core.tasks import load_task
+from icr_app.cli.flags import add_model_args, add_seed, add_task_args, model_from_args, task_from_args, tqdm_progress
 
 
 def cmd_rank1(args: argparse.Namespace) -> int:
-    task = load_task(args.data, args.input_col, args.output_col, args.task_type)
+    task = task_from_args(args)
     lm = as_dtype(model_from_args(args), getattr(torch, args.compute_dtype))
     report = rank1_analysis(lm, task, layer=args.layer, shots=args.shots, n_transfer=args.n_transfer,
                             seed=args.seed, progress=partial(tqdm_progress, desc="rank1"))
@@ -28,6 +27,8 @@ def cmd_rank1(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rank1", help="ICL as a rank-1 weight update: check the identity per layer")
     add_task_args(p)
+    add_model_args(p)
+    add_seed(p)
     p.add_argument("--layer", type=int, default=None, help="check one layer (default: every layer)")
     p.add_argument("--shots", type=int, default=5, help="demonstrations in the with-context prompt")
     p.add_argument("--n-transfer", type=int, default=3, help="other queries for the transfer check")

@@ -1,0 +1,177 @@
+"""The flags commands share: the model and how it loads, the task, the progress bar, and each method's flags
+generated from its config dataclass.
+
+A config field's help lives in its metadata (`field(default=..., metadata={"help": "..."})`); `flag` there
+renames its flag (SITE's `n_prompts` is `--site-prompts`). Every generated flag defaults to None, so only the
+flags a user gives override the config an entry starts from (its defaults, or its preset: `site@paper`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import types
+import typing
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from tqdm import tqdm
+
+from icr_app.core.loading import DTYPES, LoadOptions
+from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
+from icr_app.core.tasks import Task, load_task
+from icr_app.methods import entry_config, parse_entry
+from icr_app.methods.base import MethodSpec
+
+
+def tqdm_progress(it: Iterable, desc: str = "", leave: bool = False, **kw: Any) -> Iterable:
+    """The CLI's progress bar (on stderr, so a command's table on stdout stays clean)."""
+    return tqdm(it, desc=desc, leave=leave, file=sys.stderr, **kw)
+
+
+def add_loading_args(p: argparse.ArgumentParser) -> None:
+    """The loading flags of every command that loads a model; unset flags fall back on the ICL_LAB_* variables."""
+    group = p.add_argument_group("model loading")
+    group.add_argument("--dtype", default=None, choices=DTYPES,
+                       help="weights' dtype: auto is float32 on the CPU, bfloat16 on a GPU that supports it, else "
+                            "float16 (default: $ICL_LAB_DTYPE or auto)")
+    group.add_argument("--device-map", default=None,
+                       help="auto|balanced|sequential (accelerate spreads the model over GPUs, CPU and disk), cpu, "
+                            "cuda, or a JSON file mapping module names to devices or \"disk\" (default: "
+                            "$ICL_LAB_DEVICE_MAP, else the one local device)")
+    group.add_argument("--max-memory", default=None,
+                       help="memory per device for the device map, e.g. 0=20GiB,1=20GiB,cpu=60GiB "
+                            "(default: $ICL_LAB_MAX_MEMORY, else what is free)")
+    group.add_argument("--offload-folder", default=None,
+                       help="where weights that fit nowhere else are offloaded to disk "
+                            "(default: $ICL_LAB_OFFLOAD_FOLDER)")
+
+
+def loading_options(args: argparse.Namespace) -> LoadOptions:
+    """The flags the user gave, over the ICL_LAB_* variables."""
+    env = LoadOptions.from_env()
+    return LoadOptions(dtype=args.dtype or env.dtype, device_map=args.device_map or env.device_map,
+                       max_memory=args.max_memory or env.max_memory,
+                       offload_folder=args.offload_folder or env.offload_folder)
+
+
+def add_model_args(p: argparse.ArgumentParser,
+                   text: str = "built-in model name, local Hugging Face checkpoint folder, or hub id") -> None:
+    """`--model` and the loading flags (`--dtype`, `--device-map`, `--max-memory`, `--offload-folder`)."""
+    p.add_argument("--model", default=DEFAULT_MODEL, help=text)
+    add_loading_args(p)
+
+
+def model_from_args(args: argparse.Namespace) -> LoadedModel:
+    return load_model(args.model, loading_options(args))
+
+
+def add_task_args(p: argparse.ArgumentParser) -> None:
+    """`--data` and how its columns and kind are read."""
+    p.add_argument("--data", required=True, help="task file (.csv/.tsv/.json/.jsonl) or built-in task name")
+    p.add_argument("--input-col", default=None, help="the input column (default: input, text, sentence, ...)")
+    p.add_argument("--output-col", default=None, help="the output column (default: output, label, answer, ...)")
+    p.add_argument("--task-type", default="auto", choices=["auto", "classification", "open"],
+                   help="classification (scored over the label set) or open (generated); auto decides by the data")
+
+
+def task_from_args(args: argparse.Namespace) -> Task:
+    return load_task(args.data, args.input_col, args.output_col, args.task_type)
+
+
+def add_seed(p: argparse.ArgumentParser, text: str = "seed of the train/test split and of every method") -> None:
+    p.add_argument("--seed", type=int, default=0, help=f"{text} (default: 0)")
+
+
+def _converter(annotation: Any) -> tuple[typing.Callable[[str], Any] | None, list | None, bool]:
+    """(type converter, choices, is_bool) for a config field's annotation."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):  # X | None
+        inner = [a for a in args if a is not type(None)]
+        return _converter(inner[0])
+    if origin is Literal:
+        return type(args[0]), list(args), False
+    if origin is list:
+        item = args[0]
+        return (lambda s: [item(x) for x in s.split(",") if x.strip()]), None, False
+    if annotation is bool:
+        return None, None, True
+    return annotation, None, False
+
+
+def _truth(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+
+
+def _flag(prefix: str, f: dataclasses.Field) -> str:
+    name = f.metadata.get("flag", f.name).replace("_", "-")
+    return f"--{prefix}-{name}" if prefix else f"--{name}"
+
+
+def _dest(prefix: str, f: dataclasses.Field) -> str:
+    return f"{prefix}:{f.name}"
+
+
+def add_config_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, config: type, prefix: str) -> None:
+    """One flag per field of `config` (`--<prefix>-<field>`, or `--<field>` with no prefix), its help the field's."""
+    hints = typing.get_type_hints(config)
+    for f in dataclasses.fields(config):
+        text = f.metadata.get("help")
+        if not text:
+            raise TypeError(f"config field '{f.name}' has no help text (field(..., metadata={{'help': ...}}))")
+        convert, choices, is_bool = _converter(hints[f.name])
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        text = f"{text} (default: {default})"
+        if is_bool:  # `--flag`, `--flag true` and `--flag false` all work
+            parser.add_argument(_flag(prefix, f), dest=_dest(prefix, f), type=_truth, nargs="?", const=True,
+                                default=None, metavar="{true,false}", help=text)
+        else:
+            metavar = None if choices else f.metadata.get("flag", f.name).upper()
+            parser.add_argument(_flag(prefix, f), dest=_dest(prefix, f), type=convert, choices=choices,
+                                default=None, metavar=metavar, help=text)
+
+
+def config_from_flags(args: argparse.Namespace, config: type, prefix: str, base: Any = None) -> Any:
+    """`base` (default: the config's defaults) with every flag the user gave applied."""
+    given = {f.name: getattr(args, _dest(prefix, f)) for f in dataclasses.fields(config)
+             if getattr(args, _dest(prefix, f), None) is not None}
+    return dataclasses.replace(base if base is not None else config(), **given)
+
+
+def add_method_flags(p: argparse.ArgumentParser, spec: MethodSpec) -> None:
+    """The method's flag group: `--<method>-<field>` for each field of its config dataclass."""
+    presets = "".join(f"; {spec.name}@{name}: {text}" for name, (text, _) in spec.presets.items())
+    add_config_flags(p.add_argument_group(f"{spec.name}: {spec.description}{presets}"), spec.config, spec.name)
+
+
+def method_config(args: argparse.Namespace, entry: str) -> Any:
+    """The config of method list entry `entry` ("site", "site@paper"): its defaults or its preset's, with the
+    method's flags the user gave applied."""
+    spec, _ = parse_entry(entry)
+    return config_from_flags(args, spec.config, spec.name, entry_config(entry))
+
+
+def method_list(text: str) -> list[str]:
+    """`--methods`: a comma list of method entries ("site", "site@paper")."""
+    entries = [m.strip() for m in text.split(",") if m.strip()]
+    if not entries:
+        raise argparse.ArgumentTypeError("--methods names no method")
+    return entries
+
+
+def seed_list(text: str) -> list[int]:
+    """`--seeds`: a comma list of seeds, each a whole run."""
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"--seeds wants a comma list of whole numbers (e.g. 0,1,2), not {text!r}") \
+            from err
+    if not seeds:
+        raise argparse.ArgumentTypeError("--seeds names no seed")
+    return seeds
