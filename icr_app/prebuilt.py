@@ -158,7 +158,7 @@ def compute_views(lm: LoadedModel, task: Task, progress: Progress = no_progress)
     """Each mechanism tab's result with the app's default settings, as JSON. An analysis that cannot serve the
     task (the anchors' when two labels share a first token) ships nothing for it; the others still ship, and its
     tab says why when asked to compute."""
-    from icr_app.evaluate import evaluate
+    from icr_app.evaluation import evaluate
 
     run = evaluate(lm, task, EVALUATE["methods"], n_test=EVALUATE["n_test"], seed=SEED, progress=progress)
     views: dict[str, Any] = {"evaluate": run.to_json()}

@@ -20,11 +20,11 @@ from icr_app.core.loading import add_loading_args, loading_options
 from icr_app.core.paths import resolve
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import TaskError, load_task
-from icr_app.evaluate import EvalReport, evaluate_seeds
+from icr_app.evaluation import EvalReport, evaluate_seeds
 from icr_app.methods import REGISTRY, parse_entry
 from icr_app.stats import significant
 
-COMMANDS = ("icr_app.prebuilt:add_commands", "icr_app.suite:add_commands")  # commands of no method or analysis
+COMMANDS = ("icr_app.prebuilt:add_commands", "icr_app.suite_run:add_commands")  # commands of no method or analysis
 
 
 def _fmt(x: float | None, spec: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
@@ -30,7 +31,7 @@ def add_model_args(p: argparse.ArgumentParser,
 
 
 def model_from_args(args: argparse.Namespace) -> LoadedModel:
-    return load_model(args.model, loading_options(args))
+    return load_model(args.model, **asdict(loading_options(args)))
 
 
 def add_task_args(p: argparse.ArgumentParser) -> None:
