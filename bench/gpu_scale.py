@@ -164,7 +164,7 @@ def run_config(name: str, n_test: int, batch_size: int, methods: list[str], spre
     config = replace_vocab(SHAPES[name](), len(tokenizer), tokenizer)
     t0 = time.perf_counter()
     model, device_map = random_model(config, spread)
-    lm = wrap(f"random-{name}", model, tokenizer)
+    lm = wrap(model, tokenizer, f"random-{name}")
     load_s = time.perf_counter() - t0
     train, test = split(builtin_task(TASK), n_test, seed=0)
     answering = Answering.of(lm, train)

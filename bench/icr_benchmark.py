@@ -22,7 +22,7 @@ from pathlib import Path
 from icr_app import stats
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods.icr.method import ICRConfig
 from icr_app.methods.icr.router import TRAINING_DOMAINS
 

@@ -20,7 +20,7 @@ import torch
 
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.method import ICRConfig
 from icr_app.methods.icr.train import TrainConfig, train_router

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task, split
-from icr_app.evaluate import score_interleaved, warm_up
+from icr_app.evaluation import score_interleaved, warm_up
 from icr_app.methods import build_method
 from icr_app.methods.base import Answering
 from icr_app.methods.site.method import SiteConfig, SiteMethod

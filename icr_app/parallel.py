@@ -20,7 +20,7 @@ from typing import Any
 
 from icr_app.core.progress import Progress
 from icr_app.core.tasks import Task
-from icr_app.evaluate import MethodResult, score_interleaved
+from icr_app.evaluation import MethodResult, score_interleaved
 from icr_app.methods.base import Method
 from icr_app.stats import wilson
 

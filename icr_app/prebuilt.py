@@ -13,7 +13,6 @@ model's fingerprint, so a file made for another model is never used.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import time
@@ -158,7 +157,7 @@ def compute_views(lm: LoadedModel, task: Task, progress: Progress = no_progress)
     """Each mechanism tab's result with the app's default settings, as JSON. An analysis that cannot serve the
     task (the anchors' when two labels share a first token) ships nothing for it; the others still ship, and its
     tab says why when asked to compute."""
-    from icr_app.evaluate import evaluate
+    from icr_app.evaluation import evaluate
 
     run = evaluate(lm, task, EVALUATE["methods"], n_test=EVALUATE["n_test"], seed=SEED, progress=progress)
     views: dict[str, Any] = {"evaluate": run.to_json()}
@@ -198,29 +197,3 @@ def prebuild(lm: LoadedModel, tasks: list[str], root: Path | None = None, progre
         answers = compute_answers(lm, task, load_methods(lm, name, root))
         (out / ANSWERS).write_text(json.dumps(answers, allow_nan=False))
         print(f"{name}: answers of {', '.join(answers['answers'])} to its one-click query")
-
-
-def cmd_prebuild(args: argparse.Namespace) -> int:
-    from icr_app.core.commandline import model_from_args, tqdm_progress
-
-    tasks = [t for t in args.tasks.split(",") if t] if args.tasks else builtin_names()
-    methods = None if args.methods is None else [m for m in args.methods.split(",") if m]
-    unknown = sorted(set(methods or []) - set(stateful()))
-    if unknown:
-        raise ValueError(f"not prebuildable: {', '.join(unknown)}; choose from {', '.join(stateful())}")
-    prebuild(model_from_args(args), tasks, Path(args.out), tqdm_progress, methods=methods, views=not args.no_views)
-    return 0
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    from icr_app.core.commandline import add_model_args
-
-    p = sub.add_parser("prebuild", help="build the built-in tasks' methods and views that the app ships")
-    add_model_args(p, "a built-in model name")
-    p.add_argument("--tasks", default=None, help="comma-separated built-in tasks (default: all)")
-    p.add_argument("--out", default=str(PREBUILT), help="the folder (default: the package's assets/prebuilt)")
-    p.add_argument("--methods", default=None, help="comma-separated methods to build (default: every stateful one "
-                   "but fine-tuning)")
-    p.add_argument("--no-views", action="store_true", help="skip the views, keep those already there (the answers "
-                   "to the one-click queries are always made)")
-    p.set_defaults(func=cmd_prebuild)

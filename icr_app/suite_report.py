@@ -16,11 +16,12 @@ import csv
 import importlib.util
 import statistics
 from pathlib import Path
-from typing import Any
-
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING, Any
 
 from icr_app.stats import paired, significant, wilson
+
+if TYPE_CHECKING:  # plotly comes with the app's extra; a library install writes the tables without figures
+    import plotly.graph_objects as go
 
 BASE = "zero-shot"
 
@@ -154,6 +155,8 @@ def markdown(reports: dict[str, dict], methods: list[str], seeds: list[int], cel
 
 
 def heatmap(cells: list[dict], methods: list[str]) -> go.Figure:
+    import plotly.graph_objects as go
+
     tasks = list(dict.fromkeys(r["task"] for r in cells))
     acc = {(r["task"], r["method"]): r for r in cells}
     z = [[acc[t, m]["accuracy"] for m in methods] for t in tasks]
@@ -168,6 +171,8 @@ def heatmap(cells: list[dict], methods: list[str]) -> go.Figure:
 
 def accuracy_vs_latency(cells: list[dict], methods: list[str]) -> go.Figure:
     """One point per task and method: accuracy with its interval against the latency ratio to zero-shot."""
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     for m in methods:
         rows = [r for r in cells if r["method"] == m and r["error"] is None]
@@ -196,7 +201,10 @@ def write_png(fig: go.Figure, path: Path) -> str | None:
 
 
 def write_figures(out: Path, cells: list[dict], methods: list[str]) -> tuple[list[str], str | None]:
-    """Each figure as HTML, and as PNG where it can be; returns the files written and why PNG could not be."""
+    """Each figure as HTML, and as PNG where it can be; returns the files written and, when some could not be,
+    a sentence saying why (no figures at all without plotly, HTML only where kaleido cannot export PNG)."""
+    if importlib.util.find_spec("plotly") is None:
+        return [], "No figures: plotly is not installed (`pip install \"icl-lab[app]\"` adds it)"
     written, png_error = [], None
     figures = {"heatmap": heatmap(cells, methods), "accuracy-vs-latency": accuracy_vs_latency(cells, methods)}
     for name, fig in figures.items():
@@ -206,7 +214,7 @@ def write_figures(out: Path, cells: list[dict], methods: list[str]) -> tuple[lis
         png_error = png_error or write_png(fig, out / f"{name}.png")
         if png_error is None:
             written.append(f"{name}.png")
-    return written, png_error
+    return written, png_error and f"Figures as HTML only: {png_error}"
 
 
 def write_summary(out: Path, reports: dict[str, dict], methods: list[str], seeds: list[int]) -> str:
@@ -214,9 +222,9 @@ def write_summary(out: Path, reports: dict[str, dict], methods: list[str], seeds
     cells, per_method = cell_rows(reports, methods), method_rows(reports, methods)
     accuracy, comparisons = pooled_rows(reports, methods)
     text = markdown(reports, methods, seeds, cells, per_method) + pooled_markdown(accuracy, comparisons)
-    _, png_error = write_figures(out, cells, methods)
-    if png_error:
-        text += f"\nFigures as HTML only: {png_error}.\n"
+    _, missing = write_figures(out, cells, methods)
+    if missing:
+        text += f"\n{missing}.\n"
     (out / "summary.md").write_text(text)
     write_csv(out / "summary.csv", cells)
     write_csv(out / "methods.csv", per_method)

@@ -144,7 +144,7 @@ def test_applied_generates_as_predict_does(name, config, tmp_path, monkeypatch):
 
 
 def test_the_registries_describe_every_method_and_analysis():
-    methods, analyses = icl.methods(), icl.analyses()
+    methods, analyses = icl.method_specs(), icl.analysis_specs()
     assert {"zero-shot", "few-shot", "site", "icr", "task-vector", "function-vector", "i2cl", "icv", "lora"} <= set(
         methods)
     assert all(spec.description and spec.config for spec in methods.values())

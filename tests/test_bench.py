@@ -67,7 +67,7 @@ def test_icr_claim_splits_trained_on_from_fresh_tasks_and_sets_icr_beside_ten_sh
     import torch
 
     from icr_app.core.artefacts import save_artefact
-    from icr_app.evaluate import EvalReport, MethodResult
+    from icr_app.evaluation import EvalReport, MethodResult
 
     spec = importlib.util.spec_from_file_location("icr_claim", BENCH.parent / "icr_claim.py")
     claim = importlib.util.module_from_spec(spec)

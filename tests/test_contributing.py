@@ -15,7 +15,7 @@ from icr_app.app import build_demo
 from icr_app.app.strings import STRINGS
 from icr_app.cli import build_parser
 from icr_app.core.tasks import builtin_task
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.base import BuildContext, Method, MethodSpec
 

@@ -32,7 +32,7 @@ from icr_app.core.prefix import PrefixPool
 from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.pids import extract_pids
@@ -132,7 +132,7 @@ def test_site_cached_prefix_equals_the_full_prompt(flm):
 def test_a_stray_kv_head_count_in_the_config_is_ignored_where_the_family_has_no_grouped_heads(family, sentiment):
     """Configs saved by other tools can carry `num_key_value_heads`; GPT-2 and GPT-NeoX never group their heads."""
     tok = tiny_tokenizer()
-    lm = wrap(f"tiny-{family}-stray-kv", tiny_model(family, tok, num_key_value_heads=2), tok)
+    lm = wrap(tiny_model(family, tok, num_key_value_heads=2), tok, f"tiny-{family}-stray-kv")
     assert lm.model.config.num_key_value_heads == 2
     assert lm.n_kv_heads == lm.n_heads == 4
     rep = evaluate(lm, sentiment, ["site"], n_test=4, shots=2, configs={"site": TINY_SITE})
@@ -239,4 +239,4 @@ def test_an_unknown_family_names_the_supported_ones():
     tok = tiny_tokenizer()
     bloom = BloomForCausalLM(BloomConfig(vocab_size=len(tok), hidden_size=32, n_layer=1, n_head=2))
     with pytest.raises(UnsupportedModelError, match="Llama, Mistral, Qwen2, Qwen3, Gemma-3, OLMo-2, Phi-3, GPT-2"):
-        wrap("bloom", bloom, tok)
+        wrap(bloom, tok, "bloom")

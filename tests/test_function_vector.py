@@ -17,7 +17,7 @@ from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
 from icr_app.core.trace import Trace
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.function_vector import (
     FunctionVectorConfig,

@@ -15,7 +15,7 @@ from icr_app.core.artefacts import ArtefactModelError
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace, main_tensor
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.base import Answering
 from icr_app.methods.i2cl.figures import coefficient_figure

@@ -22,7 +22,7 @@ from icr_app.core.attention import ATTENTION, additive_mask
 from icr_app.core.prompts import SHOTS, Template
 from icr_app.core.scoring import encode, label_set
 from icr_app.core.tasks import builtin_task, split
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.method import ICRConfig, ICRMethod
@@ -286,7 +286,7 @@ def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, m
     from icr_app.cli import flags as common
     from icr_app.methods.icr import router
 
-    monkeypatch.setattr(common, "load_model", lambda _name, _options: lm)
+    monkeypatch.setattr(common, "load_model", lambda _name, **_options: lm)
     monkeypatch.setattr(router, "minilm_encoder", lambda: hash_encoder)
     for seed in (0, 1):
         trained_like(lm, pids, seed).save(tmp_path / f"seed{seed}")

@@ -18,7 +18,7 @@ from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace, main_tensor
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.icv.figures import sweep_figure
 from icr_app.methods.icv.method import (

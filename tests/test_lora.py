@@ -17,7 +17,7 @@ from icr_app.app.i18n import say
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task, split
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.lora.figures import parameter_bars, training_curve
 from icr_app.methods.lora.method import (

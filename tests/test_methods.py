@@ -10,7 +10,7 @@ from icr_app.cli.flags import method_config
 from icr_app.core.models import ModelNotFoundError, load_model
 from icr_app.core.tasks import builtin_task, split
 from icr_app.core.trace import Trace
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY, parse_entry
 from icr_app.methods.base import Answering, MethodSpec, is_correct
 from icr_app.methods.few_shot import FewShotMethod

@@ -36,7 +36,7 @@ from icr_app.core.loading import LoadOptions, ModelTooLargeError
 from icr_app.core.models import load_model
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task, split
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering
 from icr_app.methods.i2cl.method import coefficients
@@ -77,9 +77,8 @@ def offload_map(folder) -> str:
 def load_as(path: str, case: str, tmp):
     """The checkpoint at `path` in bf16, whole on the CPU or (OFFLOADED) with two blocks on disk."""
     if case == OFFLOADED:
-        return load_model(path, LoadOptions(dtype="bfloat16", device_map=offload_map(tmp),
-                                            offload_folder=str(tmp / "offload")))
-    return load_model(path, LoadOptions(dtype="bfloat16"))
+        return load_model(path, dtype="bfloat16", device_map=offload_map(tmp), offload_folder=str(tmp / "offload"))
+    return load_model(path, dtype="bfloat16")
 
 
 def load_low(case: str, tmp):
@@ -186,7 +185,7 @@ def fp32_artefacts(tmp_path_factory):
     """SITE, I2CL, ICV and LoRA built on the tiny Llama in fp32 and saved, and an ICR router saved for it."""
     tmp = tmp_path_factory.mktemp("fp32")
     path = save_checkpoint("llama", tmp / "llama")
-    lm = load_model(path, LoadOptions(dtype="float32"))
+    lm = load_model(path, dtype="float32")
     task = builtin_task("sentiment")
     cfg = configs(router_folder(lm, tmp / "router"))
     files = {name: build_method(lm, task, name, cfg[name]).save(tmp / f"{name}.safetensors")
@@ -233,8 +232,7 @@ def test_icr_train_runs_the_recipe_with_the_loading_flags(tmp_path):
     out = tmp_path / "routers" / "tiny"
     assert main(["icr", "train", *flags, "--domains", "sentiment", "antonyms", "--out", str(out),
                  "--log", str(tmp_path / "log.jsonl"), *tiny]) == 0
-    low = load_model(path, LoadOptions(dtype="bfloat16", device_map=offload_map(tmp_path),
-                                       offload_folder=str(tmp_path / "offload")))
+    low = load_model(path, dtype="bfloat16", device_map=offload_map(tmp_path), offload_folder=str(tmp_path / "offload"))
     router = ICRRouter.load(out, low)
     assert router.meta["dtype"] == "bfloat16"
     assert all(p.dtype == torch.float32 for p in router.net.parameters())
@@ -252,6 +250,6 @@ def test_loading_options_from_the_environment_and_their_refusals(tmp_path, monke
     monkeypatch.delenv("ICL_LAB_MAX_MEMORY")
     assert load_model(path).dtype == torch.bfloat16
     with pytest.raises(ModelTooLargeError, match="sends weights to disk; give --offload-folder"):
-        load_model(path, LoadOptions(device_map=offload_map(tmp_path)))
+        load_model(path, device_map=offload_map(tmp_path))
     with pytest.raises(ValueError, match="DEVICE=SIZE"):
         LoadOptions(max_memory="20GiB").memory()

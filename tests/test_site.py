@@ -16,7 +16,7 @@ from icr_app.core.prefix import PrefixPool
 from icr_app.core.scoring import LabelError, encode, prefill
 from icr_app.core.tasks import builtin_task, load_task, make_task, split
 from icr_app.core.trace import Trace
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering
 from icr_app.methods.site import train as site_train
 from icr_app.methods.site.artefact import load_site, save_site

@@ -7,10 +7,10 @@ import pytest
 from browser import CHROMIUM
 from reports import launch, untimed
 
-import icr_app.suite as suite
+import icr_app.suite_run as suite
 from icr_app.cli import main
 from icr_app.core.tasks import TaskError
-from icr_app.evaluate import EvalReport, MethodResult
+from icr_app.evaluation import EvalReport, MethodResult
 from icr_app.stats import wilson
 from icr_app.suite_report import method_rows, pooled_rows, write_figures
 
@@ -29,12 +29,12 @@ def test_tasks_are_builtin_names_files_or_folders(tmp_path):
     folder.mkdir()
     for name in ("b.csv", "a.json", "notes.txt"):
         (folder / name).write_text("")
-    assert suite.task_sources(f"sentiment,{folder},x/y/other.jsonl") == {
+    assert suite.task_sources(["sentiment", folder, "x/y/other.jsonl"]) == {
         "sentiment": "sentiment", "a": str(folder / "a.json"), "b": str(folder / "b.csv"), "other": "x/y/other.jsonl"}
     with pytest.raises(TaskError, match="more than one task named a"):
-        suite.task_sources(f"{folder},elsewhere/a.jsonl")
+        suite.task_sources([folder, "elsewhere/a.jsonl"])
     with pytest.raises(TaskError, match="no task files"):
-        suite.task_sources(str(tmp_path))
+        suite.task_sources([tmp_path])
 
 
 def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint, tmp_path, monkeypatch, capsys):
@@ -92,7 +92,7 @@ def test_figures_stay_html_with_the_reason_when_png_export_fails(tmp_path, monke
               "latency_ratio_to_zero_shot": 1.0, "error": None}]
     written, why = write_figures(tmp_path, cells, ["zero-shot"])
     assert written == ["heatmap.html", "accuracy-vs-latency.html"]
-    assert why.startswith("kaleido could not export it (RuntimeError: no Chrome found)")
+    assert why.startswith("Figures as HTML only: kaleido could not export it (RuntimeError: no Chrome found)")
 
 
 def _report(task_correct: dict[str, list[bool]]) -> dict:

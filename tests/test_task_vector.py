@@ -15,7 +15,7 @@ from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
-from icr_app.evaluate import evaluate
+from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.last_token import edit_block_output, gold_and_candidates, last_token_variants, replace_last
 from icr_app.methods.state import built_fields

@@ -42,14 +42,14 @@ def tiny_lm(seed: int = 0, n_layers: int = 4, n_heads: int = 4, n_kv_heads: int 
         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, tie_word_embeddings=True,
     )
     model = LlamaForCausalLM(cfg).float()
-    return wrap("tiny-llama", owned(model), tok)
+    return wrap(owned(model), tok, "tiny-llama")
 
 
 def family_lm(family: str, seed: int = 0, n_layers: int = 4) -> LoadedModel:
     from families import tiny_model
 
     tok = tiny_tokenizer()
-    return wrap(f"tiny-{family}", owned(tiny_model(family, tok, seed=seed, n_layers=n_layers)), tok)
+    return wrap(owned(tiny_model(family, tok, seed=seed, n_layers=n_layers)), tok, f"tiny-{family}")
 
 
 def build_state(lm: LoadedModel, task, name: str, config, **context):

@@ -16,7 +16,7 @@ from icr_app.app.figures import eval_bars
 from icr_app.app.i18n import say, t
 from icr_app.app.page import Page
 from icr_app.core.tasks import Task, split
-from icr_app.evaluate import EvalReport, MethodResult, evaluate
+from icr_app.evaluation import EvalReport, MethodResult, evaluate
 from icr_app.figures.note import note_figure
 from icr_app.methods import REGISTRY
 from icr_app.prebuilt import EVALUATE as DEFAULTS

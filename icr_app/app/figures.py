@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.evaluate import EvalReport
+from icr_app.evaluation import EvalReport
 from icr_app.figures.say import Say
 
 

@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from tqdm import tqdm
 
+from icr_app.api import load_model
 from icr_app.core.loading import DTYPES, LoadOptions
-from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
+from icr_app.core.models import DEFAULT_MODEL, LoadedModel
 from icr_app.core.tasks import Task, load_task
 from icr_app.methods import entry_config, parse_entry
 from icr_app.methods.base import MethodSpec
@@ -49,11 +50,13 @@ def add_loading_args(p: argparse.ArgumentParser) -> None:
 
 
 def loading_options(args: argparse.Namespace) -> LoadOptions:
-    """The flags the user gave, over the ICL_LAB_* variables."""
-    env = LoadOptions.from_env()
-    return LoadOptions(dtype=args.dtype or env.dtype, device_map=args.device_map or env.device_map,
-                       max_memory=args.max_memory or env.max_memory,
-                       offload_folder=args.offload_folder or env.offload_folder)
+    """The loading flags the user gave, over the ICL_LAB_* variables."""
+    return LoadOptions.from_env().given(**_loading_flags(args))
+
+
+def _loading_flags(args: argparse.Namespace) -> dict[str, str | None]:
+    return {"dtype": args.dtype, "device_map": args.device_map, "max_memory": args.max_memory,
+            "offload_folder": args.offload_folder}
 
 
 def add_model_args(p: argparse.ArgumentParser,
@@ -64,7 +67,7 @@ def add_model_args(p: argparse.ArgumentParser,
 
 
 def model_from_args(args: argparse.Namespace) -> LoadedModel:
-    return load_model(args.model, loading_options(args))
+    return load_model(args.model, **_loading_flags(args))
 
 
 def add_task_args(p: argparse.ArgumentParser) -> None:
@@ -157,12 +160,12 @@ def method_config(args: argparse.Namespace, entry: str) -> Any:
     return config_from_flags(args, spec.config, spec.name, entry_config(entry))
 
 
-def method_list(text: str) -> list[str]:
-    """`--methods`: a comma list of method entries ("site", "site@paper")."""
-    entries = [m.strip() for m in text.split(",") if m.strip()]
-    if not entries:
-        raise argparse.ArgumentTypeError("--methods names no method")
-    return entries
+def comma_list(text: str) -> list[str]:
+    """A flag's comma list of names ("zero-shot,site@paper", "sentiment,my_tasks/")."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected a comma list of names, not {text!r}")
+    return names
 
 
 def seed_list(text: str) -> list[int]:

@@ -22,8 +22,8 @@ def cmd_prebuild(args: argparse.Namespace) -> int:
     unknown = sorted(set(methods or []) - set(stateful()))
     if unknown:
         raise ValueError(f"not prebuildable: {', '.join(unknown)}; choose from {', '.join(stateful())}")
-    prebuild(model_from_args(args), _names(args.tasks) or builtin_names(), Path(args.out), tqdm_progress,
-             methods=methods, views=not args.no_views)
+    prebuild(model_from_args(args), _names(args.tasks) or builtin_names(), root=Path(args.out),
+             progress=tqdm_progress, methods=methods, views=not args.no_views)
     return 0
 
 

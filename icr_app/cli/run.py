@@ -11,20 +11,21 @@ import sys
 from functools import partial
 from pathlib import Path
 
+import icr_app as icl
 from icr_app import parallel
 from icr_app.cli.flags import (
     add_method_flags,
     add_model_args,
     add_task_args,
+    comma_list,
     method_config,
-    method_list,
     model_from_args,
     seed_list,
     task_from_args,
     tqdm_progress,
 )
 from icr_app.core.prompts import SHOTS
-from icr_app.evaluate import EvalReport, evaluate_seeds
+from icr_app.evaluation import EvalReport
 from icr_app.methods import REGISTRY
 from icr_app.stats import significant
 
@@ -34,7 +35,7 @@ def run_flags() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     add_model_args(p)
     group = p.add_argument_group("run")
-    group.add_argument("--methods", type=method_list, default="zero-shot,few-shot",
+    group.add_argument("--methods", type=comma_list, default="zero-shot,few-shot",
                        help=f"comma list of: {', '.join(REGISTRY)}; 'name@preset' runs a method from a preset "
                             "(e.g. site@paper) beside its default (default: zero-shot,few-shot)")
     group.add_argument("--seeds", type=seed_list, default="0",
@@ -103,16 +104,18 @@ def format_seeds_table(data: dict) -> str:
     return "\n".join(lines + format_paired(data["paired"]))
 
 
+def _configs(args: argparse.Namespace) -> dict[str, object]:
+    """Each method entry's config: its defaults or preset's, with its method's flags the user gave."""
+    return {entry: method_config(args, entry) for entry in args.methods}
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Exit status 0 when every method served the task, 1 when one failed (its error is in the table). Under
     `accelerate launch` the processes share the test items (`parallel`); the first one prints and writes."""
     task = task_from_args(args)
-    configs = {entry: method_config(args, entry) for entry in args.methods}
-    scoring = parallel.scoring()
-    lm = model_from_args(args)
-    report = evaluate_seeds(lm, task, args.methods, args.seeds, n_test=args.n_test, shots=args.shots,
-                            batch_size=args.batch_size, configs=configs,
-                            progress=partial(tqdm_progress, desc="batches"), **scoring)
+    report = icl.evaluate(model_from_args(args), task, args.methods, seeds=args.seeds, n_test=args.n_test,
+                          shots=args.shots, batch_size=args.batch_size, configs=_configs(args),
+                          progress=partial(tqdm_progress, desc="batches"))
     if parallel.is_main():
         if parallel.launched():
             print(f"test items split over {parallel.state().num_processes} processes", file=sys.stderr)
@@ -124,12 +127,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    from icr_app.suite import run_suite
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    legacy = argparse.Namespace(**{**vars(args), "methods": ",".join(args.methods),
-                                   "seeds": ",".join(map(str, args.seeds))})
-    reports = run_suite(legacy)
+    """Exit status as `eval`'s; the first process prints the summary (`accelerate launch` shares the units)."""
+    reports = icl.suite(model_from_args(args), args.tasks, args.methods, out=args.out, seeds=args.seeds,
+                        n_test=args.n_test, shots=args.shots, batch_size=args.batch_size, configs=_configs(args),
+                        progress=tqdm_progress)
+    if reports:
+        print((args.out / "summary.md").read_text())
     failed = any(m["error"] is not None for rep in reports.values() for m in rep["methods"].values())
     return 1 if failed else 0
 
@@ -145,6 +148,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                        help="methods × tasks × seeds, resumable, over processes with accelerate launch",
                        description="Methods × tasks × seeds, resumable, spread over processes with accelerate "
                                    "launch; writes every task's JSON and one summary.")
-    p.add_argument("--tasks", required=True, help="comma list of built-in task names, task files, folders of them")
+    p.add_argument("--tasks", type=comma_list, required=True,
+                   help="comma list of built-in task names, task files, folders of them")
     p.add_argument("--out", type=Path, required=True, help="output folder; finished units in it are not rerun")
     p.set_defaults(func=cmd_suite)

@@ -1,8 +1,9 @@
 """How a checkpoint is loaded: its dtype, its device map, and whether it fits before a byte of it is read.
 
-The options come from the command line (`--dtype`, `--device-map`, `--max-memory`, `--offload-folder`) or,
-for the app and the library, from `ICL_LAB_DTYPE`, `ICL_LAB_DEVICE_MAP`, `ICL_LAB_MAX_MEMORY` and
-`ICL_LAB_OFFLOAD_FOLDER`. A device map goes to accelerate's big-model inference through `from_pretrained`.
+The options are `load_model`'s arguments (the CLI's `--dtype`, `--device-map`, `--max-memory`,
+`--offload-folder`); one not given takes `ICL_LAB_DTYPE`, `ICL_LAB_DEVICE_MAP`, `ICL_LAB_MAX_MEMORY` or
+`ICL_LAB_OFFLOAD_FOLDER`, which is how the CLI hands its flags to the app, that loads models by name.
+A device map goes to accelerate's big-model inference through `from_pretrained`.
 
 Before loading, the model is built from its config on the meta device (no memory) and its size in the chosen
 dtype is compared with the memory the device map may use; a model that cannot fit is refused with both sizes
@@ -11,10 +12,9 @@ and the flags that would make it fit, rather than failing half-way through readi
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ class ModelTooLargeError(ValueError):
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """What `load_model` loads a checkpoint as; None fields take their default (see `resolved_*`)."""
+    """What `load_model` loads a checkpoint as; None fields take their default (see `device_map_arg`)."""
 
     dtype: str = "auto"  # auto: fp32 on the CPU, bf16 on a GPU that has it, else fp16
     device_map: str | None = None  # auto|balanced|sequential|cpu|cuda|JSON file; None: the one local device
@@ -45,6 +45,10 @@ class LoadOptions:
         env = os.environ.get
         return cls(dtype=env("ICL_LAB_DTYPE", "auto"), device_map=env("ICL_LAB_DEVICE_MAP"),
                    max_memory=env("ICL_LAB_MAX_MEMORY"), offload_folder=env("ICL_LAB_OFFLOAD_FOLDER"))
+
+    def given(self, **fields: str | None) -> LoadOptions:
+        """These options with the `fields` that are not None in their place."""
+        return replace(self, **{name: value for name, value in fields.items() if value is not None})
 
     def env(self) -> dict[str, str]:
         """The ICL_LAB_* variables that give these options (for the app, which loads models by name)."""
@@ -98,30 +102,6 @@ class LoadOptions:
 def _local_device() -> str:
     """The CPU, or the GPU of this process (`accelerate launch` and torchrun give each process its LOCAL_RANK)."""
     return f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
-
-
-def add_loading_args(p: argparse.ArgumentParser) -> None:
-    """The loading flags of every command that loads a model; unset flags fall back on the ICL_LAB_* variables."""
-    p.add_argument("--dtype", default=None, choices=DTYPES,
-                   help="weights' dtype: auto is float32 on the CPU, bfloat16 on a GPU that supports it, else "
-                        "float16 (default: $ICL_LAB_DTYPE or auto)")
-    p.add_argument("--device-map", default=None,
-                   help="auto|balanced|sequential (accelerate spreads the model over GPUs, CPU and disk), cpu, cuda, "
-                        "or a JSON file mapping module names to devices or \"disk\" (default: $ICL_LAB_DEVICE_MAP, "
-                        "else the one local device)")
-    p.add_argument("--max-memory", default=None,
-                   help="memory per device for the device map, e.g. 0=20GiB,1=20GiB,cpu=60GiB "
-                        "(default: $ICL_LAB_MAX_MEMORY, else what is free)")
-    p.add_argument("--offload-folder", default=None,
-                   help="where weights that fit nowhere else are offloaded to disk (default: $ICL_LAB_OFFLOAD_FOLDER)")
-
-
-def loading_options(args: argparse.Namespace) -> LoadOptions:
-    """The flags the user gave, over the ICL_LAB_* variables."""
-    env = LoadOptions.from_env()
-    return LoadOptions(dtype=args.dtype or env.dtype, device_map=args.device_map or env.device_map,
-                       max_memory=args.max_memory or env.max_memory,
-                       offload_folder=args.offload_folder or env.offload_folder)
 
 
 def dtype_name(dtype: torch.dtype) -> str:

@@ -170,10 +170,13 @@ _ARCH_KEYS = {
 }
 
 
-def wrap(name: str, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> LoadedModel:
+def wrap(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str | None = None) -> LoadedModel:
     """Read the model's parts off the adapter (UnsupportedModelError for an unknown family), leaving the model
     as it is: its parameters' `requires_grad`, its mode and its attention implementation stay the user's, and
-    ICL Lab's attention function is in force only while `LoadedModel.lock` is held (`ModelLock`)."""
+    ICL Lab's attention function is in force only while `LoadedModel.lock` is held (`ModelLock`). `name`
+    (default: the checkpoint's, else the model type) goes into the fingerprint every saved artefact carries.
+    The tokenizer gets a pad token (its end-of-sequence token) when it has none, and left padding."""
+    name = name or model.config.name_or_path or model.config.model_type
     adapter = Adapter(model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -247,10 +250,14 @@ _LOADED: dict[tuple[str, LoadOptions], LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_model(name_or_path: str = DEFAULT_MODEL, options: LoadOptions | None = None) -> LoadedModel:
-    """Load (once per process and options) a built-in name, a local HF checkpoint dir, or a hub id, in the dtype
-    and device map of `options` (default: the ICL_LAB_* variables, see `core.loading`)."""
-    options = options or LoadOptions.from_env()
+def load_model(name_or_path: str = DEFAULT_MODEL, dtype: str | None = None, device_map: str | None = None,
+               max_memory: str | None = None, offload_folder: str | None = None) -> LoadedModel:
+    """Load (once per process and options) a built-in name, a local HF checkpoint dir, or a hub id. `dtype`
+    ("auto", "float32", "bfloat16", "float16"), `device_map`, `max_memory` ("0=20GiB,cpu=60GiB") and
+    `offload_folder` are `LoadOptions`' fields; one left None takes its ICL_LAB_* variable (how the CLI hands
+    its flags to the app, which loads models by name), else its default."""
+    options = LoadOptions.from_env().given(dtype=dtype, device_map=device_map, max_memory=max_memory,
+                                           offload_folder=offload_folder)
     with _LOAD_LOCK:
         if (name_or_path, options) in _LOADED:
             return _LOADED[name_or_path, options]
@@ -276,7 +283,7 @@ def load_model(name_or_path: str = DEFAULT_MODEL, options: LoadOptions | None = 
                     f"unknown model '{name_or_path}': not a built-in name, a local checkpoint directory, "
                     f"or a reachable hub id. Built-in: {', '.join(BUILTIN_MODELS)}"
                 ) from None
-        loaded = wrap(name_or_path, owned(model), tok)
+        loaded = wrap(owned(model), tok, name_or_path)
         _LOADED[name_or_path, options] = loaded
         return loaded
 

@@ -2,11 +2,13 @@
 
 A method registers once, here, with its name, config dataclass, builder and a short description. The
 `eval` flags (one per config field), the app's answer panels and Evaluate tab, and the benchmarks all list
-methods from `REGISTRY`. Adding a method is its own module or folder plus one line in `_SPECS`.
+methods from `REGISTRY`. Adding a method is its own module or folder plus its SPEC in the `register` loop below;
+a user's own method, outside the package, joins through `register` too (`icr_app.register_method`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +18,29 @@ from icr_app.core.tasks import Task
 from icr_app.methods import few_shot, function_vector, i2cl, icr, icv, lora, site, task_vector, zero_shot
 from icr_app.methods.base import Method, MethodSpec, build_spec
 
-_SPECS = [zero_shot.SPEC, few_shot.SPEC, site.SPEC, icr.SPEC, lora.SPEC, task_vector.SPEC, function_vector.SPEC,
-          i2cl.SPEC, icv.SPEC]
-REGISTRY: dict[str, MethodSpec] = {spec.name: spec for spec in _SPECS}
+REGISTRY: dict[str, MethodSpec] = {}
 DEFAULT_PANELS = ("zero-shot", "few-shot", "site", "icr")
+
+
+def register(spec: MethodSpec) -> None:
+    """Add `spec` to `REGISTRY`, refusing a name already taken (ValueError) and a config that is not a dataclass
+    with help text on every field (TypeError): its fields become the CLI's flags and the app's settings."""
+    if spec.name in REGISTRY:
+        raise ValueError(f"a method named '{spec.name}' is already registered; choose another name")
+    if "@" in spec.name or "," in spec.name:
+        raise ValueError(f"'{spec.name}': a method's name may not hold '@' or ',' (they separate presets and entries)")
+    if not dataclasses.is_dataclass(spec.config) or not isinstance(spec.config, type):
+        raise TypeError(f"{spec.name}: its config must be a dataclass (the class itself), not {spec.config!r}")
+    bare = [f.name for f in dataclasses.fields(spec.config) if not f.metadata.get("help")]
+    if bare:
+        raise TypeError(f"{spec.name}: config field(s) {', '.join(bare)} have no help text "
+                        "(field(default=..., metadata={'help': '...'}))")
+    REGISTRY[spec.name] = spec
+
+
+for _spec in (zero_shot.SPEC, few_shot.SPEC, site.SPEC, icr.SPEC, lora.SPEC, task_vector.SPEC,
+              function_vector.SPEC, i2cl.SPEC, icv.SPEC):
+    register(_spec)
 
 
 def get_spec(name: str) -> MethodSpec:

@@ -141,7 +141,7 @@ def as_dtype(lm: LoadedModel, dtype: torch.dtype) -> LoadedModel:
         model.load_state_dict(get_state_dict_offloaded_model(lm.model))
     else:
         model = copy.deepcopy(lm.model).to(dtype)
-    return wrap(f"{lm.name}:{dtype_name(dtype)}", owned(model), lm.tokenizer)
+    return wrap(owned(model), lm.tokenizer, f"{lm.name}:{dtype_name(dtype)}")
 
 
 @dataclass

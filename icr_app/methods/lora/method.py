@@ -94,7 +94,7 @@ def resident_targets(model: nn.Module, config: PeftConfig) -> None:
 def with_adapter(lm: LoadedModel, config: PeftConfig, seed: int = 0) -> tuple[LoadedModel, PeftModel]:
     """A private `LoadedModel` whose model carries fresh LoRA layers (B = 0, A seeded, dropout off), and their
     peft wrapper."""
-    private = wrap(lm.name, owned(private_copy(lm)), lm.tokenizer)
+    private = wrap(owned(private_copy(lm)), lm.tokenizer, lm.name)
     resident_targets(private.model, config)
     with torch.random.fork_rng(devices=[]):  # seeded A without moving the process's global generator
         torch.manual_seed(seed)

@@ -9,52 +9,52 @@ ratios are measured side by side. Each finished task × method × seed is writte
 added later runs beside a fresh zero-shot, whose time its latency ratio needs); `OUT/settings.json` keeps a
 folder from mixing units of two settings. Then `OUT/TASK.json` (the eval
 JSON over the seeds), `summary.md`, `summary.csv` (per task and method), `methods.csv` (per method), `pooled.csv`
-(the methods compared on every task's items at once) and the figures (plotly HTML, and PNG where kaleido finds a
-Chrome or Chromium).
+(the methods compared on every task's items at once) and, where plotly is installed, the figures (HTML, and PNG
+where kaleido finds a Chrome or Chromium). `run_suite` is the library's `icr_app.suite`, which
+`icl-lab suite` calls.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from icr_app import parallel
-from icr_app.core.commandline import (
-    add_method_flags,
-    add_model_args,
-    method_config,
-    model_from_args,
-    tqdm_progress,
-)
-from icr_app.core.loading import loading_options
+from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
+from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import Task, TaskError, load_task
-from icr_app.evaluate import EvalReport, MethodResult, SeedsReport, evaluate
-from icr_app.methods import REGISTRY, parse_entry
+from icr_app.evaluation import EvalReport, MethodResult, SeedsReport, evaluate
+from icr_app.methods import entry_config
 from icr_app.suite_report import write_summary
 
 TASK_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
 BASE = "zero-shot"
 
 
-def task_sources(spec: str) -> dict[str, str]:
-    """{name: built-in name or file} for a comma list of built-in task names, task files and folders of them.
-    A task is named by its file's stem, which names its results too, so two tasks may not share one."""
-    found: list[tuple[str, str]] = []
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        path = Path(item)
-        if path.is_dir():
+TaskSource = str | Path | Task
+
+
+def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
+    """{name: built-in name, file or Task} for built-in task names, task files, folders of them and `Task`s. A task
+    is named by its file's stem (a `Task` by its name), which names its results too, so two may not share one."""
+    found: list[tuple[str, str | Task]] = []
+    for item in sources:
+        path = Path(item) if not isinstance(item, Task) else None
+        if path is None:
+            found.append((item.name, item))
+        elif path.is_dir():
             files = [f for f in sorted(path.iterdir()) if f.suffix in TASK_SUFFIXES]
             if not files:
                 raise TaskError(f"{item}: no task files ({', '.join(TASK_SUFFIXES)}) in this folder")
             found += [(f.stem, str(f)) for f in files]
         else:
-            found.append((path.stem if path.suffix in TASK_SUFFIXES else item, item))
+            found.append((path.stem if path.suffix in TASK_SUFFIXES else str(item), str(item)))
     out = dict(found)
     if len(out) < len(found):
         twice = sorted({name for name, _ in found if sum(n == name for n, _ in found) > 1})
@@ -70,17 +70,28 @@ def missing(out: Path, task: str, seed: int, methods: list[str]) -> list[str]:
     return [m for m in methods if not unit_path(out, task, seed, m).exists()]
 
 
-def run_unit(lm: LoadedModel, name: str, task: Task, seed: int, todo: list[str], args: argparse.Namespace,
-             methods: list[str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Run:
+    """What every unit of one suite shares: the methods (entries) with their configs and the evaluation settings."""
+
+    methods: list[str]
+    configs: dict[str, Any]
+    out: Path
+    n_test: int
+    shots: int
+    batch_size: int
+    progress: Progress
+
+
+def run_unit(lm: LoadedModel, name: str, task: Task, seed: int, todo: list[str], run: Run) -> list[dict[str, Any]]:
     """Evaluate one task × seed's unfinished methods and write each as its unit; returns the unit records."""
-    run = todo + [BASE] if BASE in methods and BASE not in todo else todo
-    configs = {m: method_config(args, *parse_entry(m)) for m in run}
-    rep = evaluate(lm, task, run, n_test=args.n_test, seed=seed, shots=args.shots,
-                   batch_size=args.batch_size, configs=configs, progress=tqdm_progress)
+    entries = todo + [BASE] if BASE in run.methods and BASE not in todo else todo
+    rep = evaluate(lm, task, entries, n_test=run.n_test, seed=seed, shots=run.shots, batch_size=run.batch_size,
+                   configs=run.configs, progress=run.progress)
     records = [{"task": name, "model": rep.model, "n_test": rep.n_test, "seed": seed, "kind": rep.kind,
                 "method": m, "result": asdict(rep.methods[m])} for m in todo]
     for rec in records:
-        save(args.out, rec)
+        save(run.out, rec)
     return records
 
 
@@ -108,11 +119,11 @@ def task_report(out: Path, name: str, seeds: list[int], methods: list[str]) -> d
     return SeedsReport(runs).to_json()
 
 
-def settings(args: argparse.Namespace, methods: list[str]) -> dict[str, Any]:
+def settings(lm: LoadedModel, run: Run) -> dict[str, Any]:
     """What a unit's numbers depend on besides its task, method and seed (JSON-shaped, to compare with a file)."""
-    configs = {m: asdict(method_config(args, *parse_entry(m))) for m in methods}
-    return json.loads(json.dumps({"model": args.model, "dtype": loading_options(args).dtype, "n_test": args.n_test,
-                                  "shots": args.shots, "configs": configs}, default=str))
+    configs = {m: asdict(run.configs[m]) for m in run.methods}
+    return json.loads(json.dumps({"model": lm.name, "dtype": dtype_name(lm.dtype), "n_test": run.n_test,
+                                  "shots": run.shots, "configs": configs}, default=str))
 
 
 def check_settings(out: Path, current: dict[str, Any]) -> None:
@@ -128,53 +139,33 @@ def check_settings(out: Path, current: dict[str, Any]) -> None:
         write_whole(path, json.dumps({**current, "configs": {**old["configs"], **current["configs"]}}, indent=2))
 
 
-def run_suite(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+def run_suite(lm: LoadedModel, tasks: Sequence[TaskSource], methods: Sequence[str], *, out: Path,
+              seeds: Sequence[int] = (0,), n_test: int = 100, shots: int = SHOTS, batch_size: int = 16,
+              configs: dict[str, Any] | None = None, progress: Progress = no_progress) -> dict[str, dict[str, Any]]:
     """Run the unfinished units (this process's share of them under `accelerate launch`); the first process then
-    writes every task's JSON and the summary. Returns {task: report} there, {} elsewhere."""
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    seeds = [int(s) for s in args.seeds.split(",")]
-    check_settings(args.out, settings(args, methods))
+    writes every task's JSON and the summary. Returns {task: report} there, {} elsewhere. `configs` maps an entry
+    to its config (default: the entry's, `methods.entry_config`)."""
+    methods, seeds = list(methods), [int(s) for s in seeds]
+    configs = configs or {}
+    run = Run(methods, {m: configs.get(m) or entry_config(m) for m in [*methods, BASE]}, Path(out), n_test, shots,
+              batch_size, progress)
+    run.out.mkdir(parents=True, exist_ok=True)
+    check_settings(run.out, settings(lm, run))
     # every task is read now: a bad one stops every process here, not one process while the others wait for it
-    tasks = {name: load_task(source) for name, source in task_sources(args.tasks).items()}
-    todo = [(name, seed) for name in tasks for seed in seeds if missing(args.out, name, seed, methods)]
+    read = {name: src if isinstance(src, Task) else load_task(src) for name, src in task_sources(tasks).items()}
+    todo = [(name, seed) for name in read for seed in seeds if missing(run.out, name, seed, methods)]
     parallel.barrier()  # every process has listed the same units before any writes one
     records = []
-    if todo:
-        mine = parallel.share(todo)  # before the model loads: on GPUs each process takes its own
-        lm = model_from_args(args)
-        for name, seed in tqdm_progress(mine, desc="suite: task × seed units", leave=True):
-            records += run_unit(lm, name, tasks[name], seed, missing(args.out, name, seed, methods), args, methods)
+    for name, seed in progress(parallel.share(todo), desc="suite: task × seed units"):
+        records += run_unit(lm, name, read[name], seed, missing(run.out, name, seed, methods), run)
     records = parallel.gather(records)
     if not parallel.is_main():
         return {}
     for rec in records:  # other machines' units, where the output folder is not shared
-        if not unit_path(args.out, rec["task"], rec["seed"], rec["method"]).exists():
-            save(args.out, rec)
-    reports = {name: task_report(args.out, name, seeds, methods) for name in tasks}
+        if not unit_path(run.out, rec["task"], rec["seed"], rec["method"]).exists():
+            save(run.out, rec)
+    reports = {name: task_report(run.out, name, seeds, methods) for name in read}
     for name, rep in reports.items():
-        (args.out / f"{name}.json").write_text(json.dumps(rep, indent=2))
-    print(write_summary(args.out, reports, methods, seeds))
+        (run.out / f"{name}.json").write_text(json.dumps(rep, indent=2))
+    write_summary(run.out, reports, methods, seeds)
     return reports
-
-
-def cmd_suite(args: argparse.Namespace) -> int:
-    args.out.mkdir(parents=True, exist_ok=True)
-    reports = run_suite(args)
-    failed = any(m["error"] is not None for rep in reports.values() for m in rep["methods"].values())
-    return 1 if failed else 0
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("suite", help="methods × tasks × seeds, resumable, over processes with accelerate launch")
-    p.add_argument("--tasks", required=True, help="comma list of built-in task names, task files, folders of them")
-    p.add_argument("--methods", default="zero-shot,few-shot", help=f"comma list of: {', '.join(REGISTRY)} "
-                   "(or 'name@preset')")
-    p.add_argument("--seeds", default="0", help="comma list of seeds: one whole run per task and seed")
-    p.add_argument("--n-test", type=int, default=100, help="held-out queries scored per task and seed")
-    add_model_args(p)
-    p.add_argument("--out", type=Path, required=True, help="output folder; finished units in it are not rerun")
-    p.add_argument("--shots", type=int, default=SHOTS, help="demonstrations per few-shot prompt")
-    p.add_argument("--batch-size", type=int, default=16, help="queries per forward pass")
-    for spec in REGISTRY.values():
-        add_method_flags(p, spec)
-    p.set_defaults(func=cmd_suite)
