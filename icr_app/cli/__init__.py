@@ -14,7 +14,7 @@ import sys
 
 from icr_app import parallel
 from icr_app.cli import anchors, build, icr, prebuild, rank1, run
-from icr_app.cli.flags import add_loading_args, loading_options
+from icr_app.cli.flags import add_model_args, command, loading_options
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import TaskError
 
@@ -31,16 +31,15 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def add_app_command(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("app", help="serve the web app", description="Serve the web app.")
-    p.add_argument("--model", default=None, help="the model to serve (default: $ICL_LAB_MODEL or smollm2-135m)")
+    p = command(sub, "app", "serve the web app", "icl-lab app --model smollm2-135m --port 7860")
     p.add_argument("--host", default=None, help="address to listen on (default: Gradio's, 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default: Gradio's, 7860 or $GRADIO_SERVER_PORT)")
-    add_loading_args(p)
+    add_model_args(p, "the model to serve (default: $ICL_LAB_MODEL or smollm2-135m)", default=None)
     p.set_defaults(func=cmd_app)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="icl-lab", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="icl-lab", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         module.add_commands(sub)

@@ -14,7 +14,15 @@ from icr_app.analyses.anchors.confusion import confusion_experiment
 from icr_app.analyses.anchors.isolation import isolation_experiment, rows_to_json
 from icr_app.analyses.anchors.reweighting import reweight_experiment
 from icr_app.analyses.anchors.saliency import FLOWS, describe, information_flow, task_prompts
-from icr_app.cli.flags import add_model_args, add_seed, add_task_args, model_from_args, task_from_args, tqdm_progress
+from icr_app.cli.flags import (
+    add_model_args,
+    add_seed,
+    add_task_args,
+    command,
+    model_from_args,
+    task_from_args,
+    tqdm_progress,
+)
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import Task, TaskError
@@ -105,7 +113,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     def add(name: str, help_: str, fn: Callable, n_flag: str, n_default: int,
             n_help: str = "held-out queries scored") -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_)
+        p = command(sub, name, help_, f"icl-lab {name} --data sentiment {n_flag} {n_default} --json {name}.json")
         add_task_args(p)
         add_model_args(p)
         add_seed(p)
@@ -122,7 +130,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = add("isolate", "block label words from earlier tokens in the first/last K layers", _command(isolate),
             "--n-test", 100)
     p.add_argument("--shots", type=int, default=None, help=shots_help)
-    p.add_argument("--k", type=int, default=5, help="number of layers isolated")
+    p.add_argument("--k", type=int, default=5, help="number of layers isolated (default: 5)")
     p = add("reweight", "learn anchor re-weighting β on 4 examples per class", _command(reweight), "--n-test", 200)
     p.add_argument("--per-class", type=int, default=4, help="training examples per class (default: 4)")
     p.add_argument("--epochs", type=int, default=10, help="passes over them (default: 10)")
@@ -133,4 +141,4 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = add("confusion", "anchor distances vs the confusion matrix", _command(confusion), "--n-test", 100)
     p.add_argument("--shots", type=int, default=None, help=shots_help)
     p.add_argument("--layer", type=int, default=None, help="deep layer to read (default: the last)")
-    p.add_argument("--rank", type=int, default=10, help="principal directions of the final queries")
+    p.add_argument("--rank", type=int, default=10, help="principal directions of the final queries (default: 10)")

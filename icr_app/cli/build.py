@@ -17,6 +17,7 @@ from icr_app.cli.flags import (
     add_model_args,
     add_seed,
     add_task_args,
+    command,
     method_config,
     model_from_args,
     task_from_args,
@@ -46,9 +47,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("build", help="build one method from all of a task's examples and save it to a file",
-                       description="Build one method from all of a task's examples and save what it learnt to "
-                                   "one file (icl.load or the app reads it back).")
+    p = command(sub, "build", "build one method from all of a task's examples and save it to a file",
+                "icl-lab build --method site --data sentiment --out site.safetensors --site-steps 40",
+                "icl-lab build --method site@paper --data my_task.csv --out paper.safetensors")
     p.add_argument("--method", required=True,
                    help=f"the method: one of {', '.join(savable())}, or 'name@preset' (e.g. site@paper)")
     add_task_args(p)

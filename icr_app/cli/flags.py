@@ -26,14 +26,27 @@ from icr_app.methods import entry_config, parse_entry
 from icr_app.methods.base import MethodSpec
 
 
+def command(sub: argparse._SubParsersAction, name: str, text: str, *examples: str,
+            **kw: Any) -> argparse.ArgumentParser:
+    """Subcommand `name`: `text` is its one-line help and its description; `examples` (command lines) end its
+    `--help` and its section of docs/cli.md. No flag may be abbreviated: `--seed` is not `--seeds`."""
+    epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples) if examples else None
+    return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".", epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False, **kw)
+
+
 def tqdm_progress(it: Iterable, desc: str = "", leave: bool = False, **kw: Any) -> Iterable:
     """The CLI's progress bar (on stderr, so a command's table on stdout stays clean)."""
     return tqdm(it, desc=desc, leave=leave, file=sys.stderr, **kw)
 
 
-def add_loading_args(p: argparse.ArgumentParser) -> None:
-    """The loading flags of every command that loads a model; unset flags fall back on the ICL_LAB_* variables."""
-    group = p.add_argument_group("model loading")
+def add_model_args(p: argparse.ArgumentParser, text: str = "built-in model name, local Hugging Face checkpoint "
+                   "folder, or hub id", default: str | None = DEFAULT_MODEL) -> None:
+    """The "model" group: `--model` and how it loads (`--dtype`, `--device-map`, `--max-memory`,
+    `--offload-folder`; unset, they fall back on the ICL_LAB_* variables)."""
+    group = p.add_argument_group("model")
+    shown = f" (default: {default})" if default else ""
+    group.add_argument("--model", default=default, help=text + shown)
     group.add_argument("--dtype", default=None, choices=DTYPES,
                        help="weights' dtype: auto is float32 on the CPU, bfloat16 on a GPU that supports it, else "
                             "float16 (default: $ICL_LAB_DTYPE or auto)")
@@ -59,24 +72,18 @@ def _loading_flags(args: argparse.Namespace) -> dict[str, str | None]:
             "offload_folder": args.offload_folder}
 
 
-def add_model_args(p: argparse.ArgumentParser,
-                   text: str = "built-in model name, local Hugging Face checkpoint folder, or hub id") -> None:
-    """`--model` and the loading flags (`--dtype`, `--device-map`, `--max-memory`, `--offload-folder`)."""
-    p.add_argument("--model", default=DEFAULT_MODEL, help=text)
-    add_loading_args(p)
-
-
 def model_from_args(args: argparse.Namespace) -> LoadedModel:
     return load_model(args.model, **_loading_flags(args))
 
 
 def add_task_args(p: argparse.ArgumentParser) -> None:
-    """`--data` and how its columns and kind are read."""
-    p.add_argument("--data", required=True, help="task file (.csv/.tsv/.json/.jsonl) or built-in task name")
-    p.add_argument("--input-col", default=None, help="the input column (default: input, text, sentence, ...)")
-    p.add_argument("--output-col", default=None, help="the output column (default: output, label, answer, ...)")
-    p.add_argument("--task-type", default="auto", choices=["auto", "classification", "open"],
-                   help="classification (scored over the label set) or open (generated); auto decides by the data")
+    """The "task" group: `--data` and how its columns and kind are read."""
+    group = p.add_argument_group("task")
+    group.add_argument("--data", required=True, help="task file (.csv/.tsv/.json/.jsonl) or built-in task name")
+    group.add_argument("--input-col", default=None, help="the input column (default: input, text, sentence, ...)")
+    group.add_argument("--output-col", default=None, help="the output column (default: output, label, answer, ...)")
+    group.add_argument("--task-type", default="auto", choices=["auto", "classification", "open"],
+                       help="classification (scored over the label set) or open (generated); auto decides by the data")
 
 
 def task_from_args(args: argparse.Namespace) -> Task:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from icr_app.cli.flags import add_config_flags, add_model_args, config_from_flags, model_from_args, tqdm_progress
+from icr_app.cli.flags import (
+    add_config_flags,
+    add_model_args,
+    command,
+    config_from_flags,
+    model_from_args,
+    tqdm_progress,
+)
 from icr_app.core.tasks import load_task
 from icr_app.methods.icr.router import ensemble_folders, members
 from icr_app.methods.icr.train import TrainConfig, train_router
@@ -26,15 +33,18 @@ def cmd_ensemble(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    icr = sub.add_parser("icr", help="in-context routing").add_subparsers(dest="icr_command", required=True)
-    p = icr.add_parser("train", help="extract PIDs and train the ICR router (resumes from --out)")
+    icr = command(sub, "icr", "ICR's router: train one, or join several").add_subparsers(
+        dest="icr_command", required=True, metavar="COMMAND")
+    p = command(icr, "train", "extract PIDs and train the ICR router (resumes from --out)",
+                "icl-lab icr train --domains sentiment antonyms my_task.csv --out routers/mine --seed 0")
     p.add_argument("--domains", nargs="+", required=True, help="task files or built-in names used for training")
     p.add_argument("--out", required=True, help="folder for pids.safetensors, router.safetensors, checkpoints")
     add_model_args(p, "the model to route: a built-in name, a local checkpoint folder or a hub id")
     p.add_argument("--log", default="/tmp/icr-train.jsonl", help="per-step losses (JSON lines)")
-    add_config_flags(p, TrainConfig, "")
+    add_config_flags(p.add_argument_group("the router's training recipe"), TrainConfig, "")
     p.set_defaults(func=cmd_train)
-    p = icr.add_parser("ensemble", help="join routers trained on the same PIDs into one (mean routing bias)")
+    p = command(icr, "ensemble", "join routers trained on the same PIDs into one (mean routing bias)",
+                "icl-lab icr ensemble --members routers/s0 routers/s1 --out routers/joined")
     p.add_argument("--members", nargs="+", required=True, help="router folders")
     p.add_argument("--out", required=True, help="folder for the ensemble's pids and router files")
     p.add_argument("--alpha-scale", type=float, default=None,

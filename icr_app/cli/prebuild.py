@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from icr_app.cli.flags import add_model_args, model_from_args, tqdm_progress
+from icr_app.cli.flags import add_model_args, command, model_from_args, tqdm_progress
 from icr_app.core.tasks import builtin_names
 from icr_app.prebuilt import PREBUILT, prebuild, stateful
 
@@ -28,9 +28,8 @@ def cmd_prebuild(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("prebuild", help="build the built-in tasks' methods and views that the app ships",
-                       description="Build the built-in tasks' methods, views and one-click answers that the app "
-                                   "ships, for one built-in model.")
+    p = command(sub, "prebuild", "build the built-in tasks' methods, views and one-click answers that the app ships",
+                "icl-lab prebuild --model smollm2-135m --tasks sentiment,antonyms")
     add_model_args(p, "a built-in model name")
     p.add_argument("--tasks", default=None, help="comma-separated built-in tasks (default: all)")
     p.add_argument("--out", default=str(PREBUILT), help="the folder (default: the package's assets/prebuilt)")

@@ -10,7 +10,15 @@ from pathlib import Path
 import torch
 
 from icr_app.analyses.rank1.analysis import as_dtype, rank1_analysis, summary_table
-from icr_app.cli.flags import add_model_args, add_seed, add_task_args, model_from_args, task_from_args, tqdm_progress
+from icr_app.cli.flags import (
+    add_model_args,
+    add_seed,
+    add_task_args,
+    command,
+    model_from_args,
+    task_from_args,
+    tqdm_progress,
+)
 
 
 def cmd_rank1(args: argparse.Namespace) -> int:
@@ -25,7 +33,8 @@ def cmd_rank1(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("rank1", help="ICL as a rank-1 weight update: check the identity per layer")
+    p = command(sub, "rank1", "ICL as a rank-1 weight update: check the identity per layer",
+                "icl-lab rank1 --data sentiment --compute-dtype float64 --json rank1.json")
     add_task_args(p)
     add_model_args(p)
     add_seed(p)

@@ -18,6 +18,7 @@ from icr_app.cli.flags import (
     add_model_args,
     add_task_args,
     comma_list,
+    command,
     method_config,
     model_from_args,
     seed_list,
@@ -32,7 +33,7 @@ from icr_app.stats import significant
 
 def run_flags() -> argparse.ArgumentParser:
     """The flags `eval` and `suite` share: the model, the methods and their flag groups, the run's size."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     add_model_args(p)
     group = p.add_argument_group("run")
     group.add_argument("--methods", type=comma_list, default="zero-shot,few-shot",
@@ -139,15 +140,18 @@ def cmd_suite(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     shared = run_flags()
-    p = sub.add_parser("eval", parents=[shared], help="score methods side by side on a held-out split of one task",
-                       description="Score methods side by side on a held-out split of one task.")
+    p = command(sub, "eval", "score methods side by side on a held-out split of one task",
+                "icl-lab eval --data sentiment --methods zero-shot,few-shot --n-test 20",
+                "icl-lab eval --data my_task.csv --methods zero-shot,site,site@paper --seeds 0,1,2 --site-steps 40 "
+                "--json site.json", parents=[shared])
     add_task_args(p)
     p.add_argument("--json", default=None, help="write the numbers to this JSON file")
     p.set_defaults(func=cmd_eval)
-    p = sub.add_parser("suite", parents=[shared],
-                       help="methods × tasks × seeds, resumable, over processes with accelerate launch",
-                       description="Methods × tasks × seeds, resumable, spread over processes with accelerate "
-                                   "launch; writes every task's JSON and one summary.")
+    p = command(sub, "suite", "methods × tasks × seeds, resumable, spread over processes with accelerate launch",
+                "icl-lab suite --tasks antonyms,my_tasks/ --methods zero-shot,few-shot,site --seeds 0,1,2 "
+                "--out runs/suite",
+                "accelerate launch --multi_gpu --num_processes 4 -m icr_app suite --tasks antonyms,my_tasks/ "
+                "--out runs/suite", parents=[shared])
     p.add_argument("--tasks", type=comma_list, required=True,
                    help="comma list of built-in task names, task files, folders of them")
     p.add_argument("--out", type=Path, required=True, help="output folder; finished units in it are not rerun")
