@@ -14,15 +14,7 @@ from icr_app.analyses.anchors.confusion import confusion_experiment
 from icr_app.analyses.anchors.isolation import isolation_experiment, rows_to_json
 from icr_app.analyses.anchors.reweighting import reweight_experiment
 from icr_app.analyses.anchors.saliency import FLOWS, describe, information_flow, task_prompts
-from icr_app.cli.flags import (
-    add_model_args,
-    add_seed,
-    add_task_args,
-    command,
-    model_from_args,
-    task_from_args,
-    tqdm_progress,
-)
+from icr_app.cli.flags import add_analysis_args, command, model_from_args, task_from_args, tqdm_progress
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import Task, TaskError
@@ -114,9 +106,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     def add(name: str, help_: str, fn: Callable, n_flag: str, n_default: int,
             n_help: str = "held-out queries scored") -> argparse.ArgumentParser:
         p = command(sub, name, help_, f"icl-lab {name} --data sentiment {n_flag} {n_default} --json {name}.json")
-        add_task_args(p)
-        add_model_args(p)
-        add_seed(p)
+        add_analysis_args(p)
         p.add_argument(n_flag, type=int, default=n_default, help=f"{n_help} (default: {n_default})")
         p.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default: 8)")
         p.add_argument("--json", default=None, help="write the numbers to this JSON file")

@@ -90,7 +90,14 @@ def task_from_args(args: argparse.Namespace) -> Task:
     return load_task(args.data, args.input_col, args.output_col, args.task_type)
 
 
-def add_seed(p: argparse.ArgumentParser, text: str = "seed of the train/test split and of every method") -> None:
+def add_analysis_args(p: argparse.ArgumentParser) -> None:
+    """What every analysis command reads: the task, the model and the seed."""
+    add_task_args(p)
+    add_model_args(p)
+    add_seed(p, "seed of the demonstrations and the queries drawn")
+
+
+def add_seed(p: argparse.ArgumentParser, text: str) -> None:
     p.add_argument("--seed", type=int, default=0, help=f"{text} (default: 0)")
 
 

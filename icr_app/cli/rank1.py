@@ -10,15 +10,7 @@ from pathlib import Path
 import torch
 
 from icr_app.analyses.rank1.analysis import as_dtype, rank1_analysis, summary_table
-from icr_app.cli.flags import (
-    add_model_args,
-    add_seed,
-    add_task_args,
-    command,
-    model_from_args,
-    task_from_args,
-    tqdm_progress,
-)
+from icr_app.cli.flags import add_analysis_args, command, model_from_args, task_from_args, tqdm_progress
 
 
 def cmd_rank1(args: argparse.Namespace) -> int:
@@ -35,9 +27,7 @@ def cmd_rank1(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     p = command(sub, "rank1", "ICL as a rank-1 weight update: check the identity per layer",
                 "icl-lab rank1 --data sentiment --compute-dtype float64 --json rank1.json")
-    add_task_args(p)
-    add_model_args(p)
-    add_seed(p)
+    add_analysis_args(p)
     p.add_argument("--layer", type=int, default=None, help="check one layer (default: every layer)")
     p.add_argument("--shots", type=int, default=5, help="demonstrations in the with-context prompt")
     p.add_argument("--n-transfer", type=int, default=3, help="other queries for the transfer check")
