@@ -1,7 +1,11 @@
 """The public Python API (`icr_app`): wrap leaves the user's model as it was, build / predict / save / load /
 applied on it, the registries, and README's example run as written."""
 
+import dataclasses
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 import icr_app as icl
 from icr_app.core.attention import ATTENTION
 from icr_app.core.tasks import builtin_task
+from icr_app.methods import REGISTRY
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TINY_SITE = {"n_prompts": 4, "n_demos": 2, "steps": 4, "batch_size": 4, "eval_every": 2, "patience": 2,
@@ -45,6 +50,12 @@ def test_wrap_leaves_the_model_as_it_was_through_a_build_and_answers():
     assert not model.training
 
 
+def test_wrap_names_the_model_by_its_checkpoint_unless_told():
+    model, tok = users_model()
+    assert icl.wrap(model, tok).name == "llama"  # a model made from a config has no checkpoint path: its type
+    assert icl.wrap(model, tok, "mine").fingerprint.startswith("mine@")
+
+
 def test_the_users_attention_comes_back_when_a_call_raises():
     model, tok = users_model()
     lm = icl.wrap(model, tok)
@@ -65,6 +76,91 @@ def test_build_predict_save_load_on_pairs(tmp_path):
     assert back.predict(["An absolute joy."])[0].label_probs == pytest.approx(preds[0].label_probs)
     with pytest.raises(TypeError, match="keeps no built state"):
         icl.build("zero-shot", lm, pairs).save(tmp_path / "zs.safetensors")
+
+
+@pytest.mark.parametrize("name", ["icr", "task-vector", "lora"])
+def test_a_built_method_round_trips_through_one_file(name, tmp_path, monkeypatch):
+    """`Method.save` writes one safetensors file (ICR's router and PIDs too, not the router's folder) that `icl.load`
+    reads back answering as the method did, which is not as zero-shot does; another model's file is refused."""
+    model, tok = users_model()
+    lm = icl.wrap(model, tok, "mine")
+    task = builtin_task("sentiment")
+    m = built(name, lm, task, tmp_path, monkeypatch)
+    queries = ["An absolute joy.", "Dull and far too long for what it has to say."]
+    path = m.save(tmp_path / "built" / "m.safetensors")
+    assert [p.name for p in path.parent.iterdir()] == ["m.safetensors"]
+    back = icl.load(path, lm)
+    assert type(back) is type(m) and back.labels == m.labels
+    probs = [p.label_probs for p in m.predict(queries)]
+    assert [p.label_probs for p in back.predict(queries)] == [pytest.approx(p, abs=1e-6) for p in probs]
+    zero = [p.label_probs for p in icl.build("zero-shot", lm, task).predict(queries)]
+    assert max(abs(p[label] - z[label]) for p, z in zip(probs, zero) for label in p) > 1e-4
+    with pytest.raises(icl.ArtefactModelError, match="made for model mine@"):
+        icl.load(path, icl.wrap(model, tok, "another"))
+
+
+@dataclasses.dataclass(frozen=True)
+class ShoutConfig:
+    ending: str = dataclasses.field(default="!", metadata={"help": "what every query ends with"})
+
+
+class Shout(icl.Method):
+    """A user's own method: the zero-shot prompt of the query in capitals."""
+
+    name = "shout"
+
+    def __init__(self, lm, answering, ending: str) -> None:
+        super().__init__(lm, answering)
+        self.ending = ending
+
+    def prompt(self, x: str) -> str:
+        return self.template.zero_shot(x.upper() + self.ending)
+
+
+SHOUT = icl.MethodSpec(name="shout", title="Shout", description="the query in capitals", config=ShoutConfig,
+                       build=lambda ctx, cfg: Shout(ctx.lm, ctx.answering, cfg.ending), kind="baseline", instant=True)
+
+
+def test_a_users_own_method_registers_and_is_built_and_evaluated_like_the_others(lm):
+    icl.register_method(SHOUT)
+    try:
+        assert icl.method_specs()["shout"] is SHOUT
+        m = icl.build("shout", lm, "sentiment", ending="?!")
+        assert m.predict(["a joy"])[0].prompt == m.template.zero_shot("A JOY?!")
+        report = icl.evaluate(lm, "sentiment", ["zero-shot", "shout"], n_test=6, shots=2)
+        assert report.failed == [] and report.runs[0].methods["shout"].n == 6
+        with pytest.raises(ValueError, match="'shout' is already registered"):
+            icl.register_method(SHOUT)
+    finally:
+        del REGISTRY["shout"]
+    bare = dataclasses.make_dataclass("Bare", [("ending", str, dataclasses.field(default="!"))])
+    with pytest.raises(TypeError, match="ending have no help text"):
+        icl.register_method(dataclasses.replace(SHOUT, config=bare))
+    assert "shout" not in icl.method_specs()
+
+
+def test_evaluate_runs_once_per_seed_on_pairs(lm):
+    pairs = [(e.input, e.output) for e in builtin_task("sentiment").examples[:30]]
+    report = icl.evaluate(lm, pairs, ["zero-shot", "few-shot"], seeds=[0, 1], n_test=6, shots=2)
+    data = report.to_json()
+    assert [run.seed for run in report.runs] == data["seeds"] == [0, 1]
+    assert [m["n"] for m in data["methods"].values()] == [12, 12]  # both seeds' items, pooled
+
+
+def test_load_model_takes_the_options_given_over_the_environment(tiny_checkpoint, monkeypatch):
+    monkeypatch.setenv("ICL_LAB_DTYPE", "float16")
+    assert icl.load_model(tiny_checkpoint, dtype="bfloat16").dtype == torch.bfloat16
+    assert icl.load_model(tiny_checkpoint).dtype == torch.float16
+
+
+def test_the_errors_a_user_catches_are_exported(lm, tmp_path):
+    with pytest.raises(icl.TaskError, match="no examples"):
+        icl.build("site", lm, [])
+    (tmp_path / "x.safetensors").write_text("not one")
+    with pytest.raises(icl.ArtefactError, match="not a readable ICL Lab file"):
+        icl.load(tmp_path / "x.safetensors", lm)
+    assert issubclass(icl.ArtefactModelError, icl.ArtefactError)
+    assert {"BuildError", "Cancelled", "ModelTooLargeError"} <= set(icl.__all__)
 
 
 TINY = {  # every method that changes the model, at toy size (a build takes well under a second)
@@ -149,6 +245,44 @@ def test_the_registries_describe_every_method_and_analysis():
         methods)
     assert all(spec.description and spec.config for spec in methods.values())
     assert {"anchors", "rank1"} <= set(analyses)
+
+
+# The library without the page's packages: README's example of the library (the docs put it there).
+LIBRARY_EXAMPLE = """
+import icr_app as icl
+
+lm = icl.load_model("smollm2-135m", dtype="float32")  # the default model, offline
+site = icl.build("site", lm, "sentiment", n_prompts=8, steps=10)  # a built-in task; pairs or a task file too
+for p in site.predict(["An absolute joy from start to finish.", "I want my two hours back."]):
+    print(p.prediction, {label: round(prob, 2) for label, prob in p.label_probs.items()})
+site.save("sentiment-site.safetensors")  # safetensors + JSON, stamped with the model it belongs to
+site = icl.load("sentiment-site.safetensors", lm)
+
+report = icl.evaluate(lm, "sentiment", ["zero-shot", "few-shot", "icr"], seeds=[0, 1], n_test=20)
+for name, m in report.to_json()["methods"].items():
+    print(f"{name}: {m['accuracy']:.2f} (sd {m['accuracy_sd']:.2f}), {m['latency_ratio_to_zero_shot']:.1f}x")
+
+icl.suite(lm, ["sentiment", "antonyms"], ["zero-shot", "few-shot"], n_test=10, out="runs/suite")
+print(open("runs/suite/summary.md").read())
+"""
+WITHOUT_THE_PAGE = """
+import sys
+for name in ("gradio", "plotly", "kaleido"):  # as if not installed: import fails, find_spec finds nothing
+    sys.modules[name] = None
+"""
+
+
+@pytest.mark.slow
+def test_the_library_runs_without_the_pages_packages(tmp_path):
+    """`pip install .` leaves out gradio, plotly and kaleido: the library example runs without them, and the suite
+    says it drew no figures."""
+    env = {**os.environ, "PYTHONPATH": str(README.parent), "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run([sys.executable, "-c", WITHOUT_THE_PAGE + LIBRARY_EXAMPLE], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "positive" in run.stdout and "icr: " in run.stdout
+    assert "No figures: plotly is not installed" in run.stdout
+    assert not list((tmp_path / "runs" / "suite").glob("*.html"))
 
 
 def readme_example() -> str:

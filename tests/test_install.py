@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -46,6 +47,18 @@ def test_installed_package_carries_its_data(installed, tmp_path):
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(installed)},
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == [str(installed / "icr_app" / "__init__.py"), "classification"]
+
+
+def test_the_library_installs_without_the_pages_packages(installed):
+    """`pip install .` asks for no gradio, plotly or kaleido; `pip install ".[app]"` adds them."""
+    (dist,) = installed.glob("icl_lab-*.dist-info")
+    needs = [line.removeprefix("Requires-Dist: ") for line in (dist / "METADATA").read_text().splitlines()
+             if line.startswith("Requires-Dist: ")]
+    page = {"gradio", "plotly", "kaleido"}
+    for need in needs:
+        name = re.split(r"[<>=!~; \[]", need, maxsplit=1)[0].lower()
+        assert (name in page) == ('extra == "app"' in need), need
+    assert "torch<3,>=2.13" in needs and len([n for n in needs if 'extra == "app"' in n]) == len(page)
 
 
 def test_installed_app_serves_from_another_folder(installed, tmp_path, tiny_checkpoint):

@@ -15,8 +15,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _requirements(path: Path) -> list[Requirement]:
-    lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
-    return [Requirement(line) for line in lines if line and not line.startswith("-")]
+    """A requirements file's requirements, those of the files it includes (`-r FILE`) too."""
+    out = []
+    for line in (line.split("#")[0].strip() for line in path.read_text().splitlines()):
+        if line.startswith("-r "):
+            out += _requirements(path.parent / line.removeprefix("-r ").strip())
+        elif line and not line.startswith("-"):
+            out.append(Requirement(line))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +41,17 @@ def test_every_declared_range_is_pinned_inside_it(lock):
         name = canonicalize_name(req.name)
         assert name in lock, f"{req.name} is declared but not locked"
         assert req.specifier.contains(lock[name], prereleases=True), f"lock pins {name}=={lock[name]}, not {req}"
+
+
+def test_the_page_installs_the_library_and_its_own_packages():
+    """requirements.txt (what a Space installs) is the library's requirements and the page's, which the library's
+    leave out (`pip install .` has no gradio, plotly or kaleido)."""
+    def names(file: str) -> set[str]:
+        return {canonicalize_name(req.name) for req in _requirements(ROOT / file)}
+
+    lib, app = names("requirements-lib.txt"), names("requirements-app.txt")
+    assert {"torch", "transformers"} <= lib and {"gradio", "plotly", "kaleido"} <= app and not lib & app
+    assert names("requirements.txt") == lib | app
 
 
 def test_the_lock_is_closed_and_is_what_runs(lock):

@@ -129,7 +129,7 @@ class Method:
 
     def save(self, path: str | Path) -> Path:
         """Write what the build learnt to one artefact file (`icr_app.load` reads it back); TypeError for a method
-        that keeps nothing of its own (zero-shot, few-shot, ICR with its shipped router)."""
+        that keeps nothing of its own (zero-shot, few-shot)."""
         raise TypeError(f"{self.name} keeps no built state to save")
 
     @contextmanager

@@ -44,10 +44,16 @@ def _now() -> str:
 
 def built_fields(lm: LoadedModel, answering: Answering) -> dict[str, Any]:
     """`BuiltMeta`'s fields about how the state answers and the dtype the model was in, as JSON
-    (`BuiltMeta.to_answering` reads the `Answering` back)."""
+    (`answering_of` reads the `Answering` back)."""
     return {"kind": answering.kind, "labels": list(answering.labels), "max_new_tokens": answering.max_new_tokens,
             "template": {"query": answering.template.query, "sep": answering.template.sep},
             "dtype": dtype_name(lm.dtype)}
+
+
+def answering_of(fields: dict[str, Any]) -> Answering:
+    """The `Answering` that `built_fields` describe (KeyError or TypeError when one is missing or unknown)."""
+    return Answering(fields["kind"], tuple(fields["labels"]), Template(**fields["template"]),
+                     fields["max_new_tokens"])
 
 
 @dataclass(kw_only=True)
@@ -67,7 +73,7 @@ class BuiltMeta:
 
     def to_answering(self) -> Answering:
         """The `Answering` these fields describe."""
-        return Answering(self.kind, tuple(self.labels), Template(**self.template), self.max_new_tokens)
+        return answering_of(asdict(self))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -6,10 +6,11 @@ and `panel` is its app tab. `icr_app/assets/icr/<model>/` holds the router shipp
 """
 
 from icr_app.methods.base import MethodSpec
-from icr_app.methods.icr.method import ICRConfig, build
+from icr_app.methods.icr.method import ARTEFACT, ICRConfig, ICRMethod, build
 
 SPEC = MethodSpec(
     name="icr", title="ICR (pretrained router)", config=ICRConfig, build=build, instant=True,
+    artefact=ARTEFACT, load=ICRMethod.load,
     description="a router trained once on other tasks bends attention along principal ICL directions; "
                 "no examples at inference",
     tab="icr_app.methods.icr.panel:build_tab",

@@ -141,28 +141,39 @@ class ICRRouter:
         """Routing for a batch whose rows are these query texts, in order (entered under `lm.lock`)."""
         return routing(self.lm, self.routes(*self.route(texts)))
 
-    def save(self, folder: str | Path) -> None:
-        self.pids.save(folder, self.lm.fingerprint)
+    def net_meta(self) -> dict[str, Any]:
+        """What rebuilds the net around its weights (`from_weights`), with how the router was made."""
         net = members(self.net)[0]
         # The dtype the router was trained against: kept from its file when saved again (an ensemble, say).
-        meta = {"dtype": dtype_name(self.lm.dtype), **self.meta, "layers": self.layers, "rows": self.rows,
+        return {"dtype": dtype_name(self.lm.dtype), **self.meta, "layers": self.layers, "rows": self.rows,
                 "rank": self.pids.rank, "n_heads": net.shape_gamma[1], "embed_dim": net.alpha_mlp[0].in_features,
                 "hidden": net.alpha_mlp[0].out_features, "alpha_scale": float(net.alpha_scale),
                 "members": len(members(self.net))}
-        save_artefact(Path(folder) / FILE, KIND, dict(self.net.state_dict()), meta, self.lm.fingerprint)
+
+    def save(self, folder: str | Path) -> None:
+        """The router as a folder (pids.safetensors + router.safetensors), as `icr train` writes it and routers
+        ship; a built ICR method saves it in one file instead (`ICRMethod.save`)."""
+        self.pids.save(folder, self.lm.fingerprint)
+        save_artefact(Path(folder) / FILE, KIND, dict(self.net.state_dict()), self.net_meta(), self.lm.fingerprint)
 
     @classmethod
-    def load(cls, folder: str | Path, lm: LoadedModel, encoder: Encoder | None = None) -> ICRRouter:
-        """Load a saved router; refuses one made for another model (fingerprint) or with other shapes."""
-        pids = PIDs.load(folder, lm)
-        art = load_artefact(Path(folder) / FILE, KIND, lm.fingerprint, str(lm.device))
-        state, meta = art.tensors, art.meta
+    def from_weights(cls, lm: LoadedModel, pids: PIDs, weights: dict[str, torch.Tensor], meta: dict[str, Any],
+                     encoder: Encoder | None = None) -> ICRRouter:
+        """The router whose net `meta` (`net_meta`) describes, with these weights, on `lm`'s device; KeyError or
+        RuntimeError when they do not fit together."""
         nets = [RouterNet(meta["embed_dim"], len(meta["layers"]), meta["rank"], meta["n_heads"], meta["hidden"])
                 for _ in range(meta.get("members", 1))]
         net = joined(nets)
-        net.load_state_dict(state)
+        net.load_state_dict(weights)
         net.to(lm.device).eval()
         return cls(lm, net, pids, meta["layers"], meta["rows"], encoder, meta)
+
+    @classmethod
+    def load(cls, folder: str | Path, lm: LoadedModel, encoder: Encoder | None = None) -> ICRRouter:
+        """Load a saved router folder; refuses one made for another model (fingerprint) or with other shapes."""
+        pids = PIDs.load(folder, lm)
+        art = load_artefact(Path(folder) / FILE, KIND, lm.fingerprint, str(lm.device))
+        return cls.from_weights(lm, pids, art.tensors, art.meta, encoder)
 
 
 def ensemble_routers(routers: list[ICRRouter], meta: dict[str, Any] | None = None) -> ICRRouter:
