@@ -131,5 +131,5 @@ def method_specs() -> dict[str, MethodSpec]:
 
 
 def analysis_specs() -> dict[str, AnalysisSpec]:
-    """The registered analyses by name: title, description, their CLI commands and app tab."""
+    """The registered analyses by name: title, description, app tab and views."""
     return dict(ANALYSES)
