@@ -126,3 +126,10 @@ def test_the_page_lists_every_flag_of_every_command_and_no_other():
     assert listed == every
     for command in _commands(build_parser()):
         assert f"## `icl-lab {' '.join(command)}`" in page
+
+
+@pytest.mark.parametrize("command", [["eval", "--data", "sentiment"], ["suite", "--tasks", "sentiment", "--out", "o"]])
+def test_an_unknown_preset_is_refused_before_the_model_loads(command, capsys):
+    assert main([*command, "--methods", "zero-shot,site@nope", "--model", "no-such-model"]) == 2
+    err = capsys.readouterr().err
+    assert "site has no preset 'nope' (presets: site@paper, site@first-token)" in err and "no-such-model" not in err

@@ -113,9 +113,9 @@ def _configs(args: argparse.Namespace) -> dict[str, object]:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Exit status 0 when every method served the task, 1 when one failed (its error is in the table). Under
     `accelerate launch` the processes share the test items (`parallel`); the first one prints and writes."""
-    task = task_from_args(args)
+    task, configs = task_from_args(args), _configs(args)  # bad input stops here, before the model loads
     report = icl.evaluate(model_from_args(args), task, args.methods, seeds=args.seeds, n_test=args.n_test,
-                          shots=args.shots, batch_size=args.batch_size, configs=_configs(args),
+                          shots=args.shots, batch_size=args.batch_size, configs=configs,
                           progress=partial(tqdm_progress, desc="batches"))
     if parallel.is_main():
         if parallel.launched():
@@ -129,8 +129,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_suite(args: argparse.Namespace) -> int:
     """Exit status as `eval`'s; the first process prints the summary (`accelerate launch` shares the units)."""
+    configs = _configs(args)  # an unknown method or preset stops here, before the model loads
     reports = icl.suite(model_from_args(args), args.tasks, args.methods, out=args.out, seeds=args.seeds,
-                        n_test=args.n_test, shots=args.shots, batch_size=args.batch_size, configs=_configs(args),
+                        n_test=args.n_test, shots=args.shots, batch_size=args.batch_size, configs=configs,
                         progress=tqdm_progress)
     if reports:
         print((args.out / "summary.md").read_text())
