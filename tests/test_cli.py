@@ -12,8 +12,11 @@ import torch
 
 import icr_app as icl
 from icr_app.cli import CANCELLED, build, build_parser, main, reference
+from icr_app.cli import prebuild as cli_prebuild
 from icr_app.cli.flags import method_config
+from icr_app.core.tasks import builtin_names
 from icr_app.methods import entry_config
+from icr_app.prebuilt import PREBUILT
 
 PACKAGE = Path(icl.__file__).parent
 PAGE = PACKAGE.parent / "docs" / "cli.md"
@@ -133,3 +136,20 @@ def test_an_unknown_preset_is_refused_before_the_model_loads(command, capsys):
     assert main([*command, "--methods", "zero-shot,site@nope", "--model", "no-such-model"]) == 2
     err = capsys.readouterr().err
     assert "site has no preset 'nope' (presets: site@paper, site@first-token)" in err and "no-such-model" not in err
+
+
+def test_prebuild_refuses_a_method_it_does_not_ship_before_the_model_loads(capsys):
+    assert main(["prebuild", "--methods", "site,lora", "--model", "no-such-model"]) == 2
+    assert "not prebuildable: lora" in capsys.readouterr().err
+
+
+def test_prebuild_passes_the_tasks_and_methods_asked_for(tiny_checkpoint, tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(cli_prebuild, "prebuild", lambda lm, tasks, **kw: calls.append((lm.name, tasks, kw)))
+    assert main(["prebuild", "--model", tiny_checkpoint, "--tasks", "sentiment, antonyms", "--methods", "task-vector",
+                 "--no-views", "--out", str(tmp_path)]) == 0
+    assert main(["prebuild", "--model", tiny_checkpoint]) == 0
+    (name, tasks, kw), (_, every, default) = calls
+    assert name == tiny_checkpoint and tasks == ["sentiment", "antonyms"] and every == builtin_names()
+    assert (kw["root"], kw["methods"], kw["views"]) == (tmp_path, ["task-vector"], False)
+    assert (default["root"], default["methods"], default["views"]) == (PREBUILT, None, True)

@@ -8,22 +8,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from icr_app.cli.flags import add_model_args, command, model_from_args, tqdm_progress
+from icr_app.cli.flags import add_model_args, comma_list, command, model_from_args, tqdm_progress
 from icr_app.core.tasks import builtin_names
 from icr_app.prebuilt import PREBUILT, prebuild, stateful
 
 
-def _names(text: str | None) -> list[str] | None:
-    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
-
-
 def cmd_prebuild(args: argparse.Namespace) -> int:
-    methods = _names(args.methods)
-    unknown = sorted(set(methods or []) - set(stateful()))
+    unknown = sorted(set(args.methods or []) - set(stateful()))
     if unknown:
         raise ValueError(f"not prebuildable: {', '.join(unknown)}; choose from {', '.join(stateful())}")
-    prebuild(model_from_args(args), _names(args.tasks) or builtin_names(), root=Path(args.out),
-             progress=tqdm_progress, methods=methods, views=not args.no_views)
+    prebuild(model_from_args(args), args.tasks or builtin_names(), root=Path(args.out),
+             progress=tqdm_progress, methods=args.methods, views=not args.no_views)
     return 0
 
 
@@ -31,10 +26,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = command(sub, "prebuild", "build the built-in tasks' methods, views and one-click answers that the app ships",
                 "icl-lab prebuild --model smollm2-135m --tasks sentiment,antonyms")
     add_model_args(p, "a built-in model name")
-    p.add_argument("--tasks", default=None, help="comma-separated built-in tasks (default: all)")
+    p.add_argument("--tasks", type=comma_list, default=None, help="comma-separated built-in tasks (default: all)")
     p.add_argument("--out", default=str(PREBUILT), help="the folder (default: the package's assets/prebuilt)")
-    p.add_argument("--methods", default=None, help="comma-separated methods to build (default: every stateful one "
-                   "but fine-tuning)")
+    p.add_argument("--methods", type=comma_list, default=None,
+                   help="comma-separated methods to build (default: every stateful one but fine-tuning)")
     p.add_argument("--no-views", action="store_true", help="skip the views, keep those already there (the answers "
                    "to the one-click queries are always made)")
     p.set_defaults(func=cmd_prebuild)
