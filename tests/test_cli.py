@@ -127,6 +127,9 @@ def test_the_page_lists_every_flag_of_every_command_and_no_other():
               for flag in re.findall(r"`(--[a-z0-9-]+)", line.split(":")[0])}
     every = set().union(*map(_flags, _commands(build_parser()).values()))
     assert listed == every
+    bare = {(cmd, a.option_strings[0]) for cmd, p in _commands(build_parser()).items() for a in p._actions
+            if a.option_strings and not a.help}
+    assert bare == set()  # every flag says what it does, in --help and on the page
     for command in _commands(build_parser()):
         assert f"## `icl-lab {' '.join(command)}`" in page
 
