@@ -252,17 +252,17 @@ LIBRARY_EXAMPLE = """
 import icr_app as icl
 
 lm = icl.load_model("smollm2-135m", dtype="float32")  # the default model, offline
-site = icl.build("site", lm, "sentiment", n_prompts=8, steps=10)  # a built-in task; pairs or a task file too
+site = icl.build("site", lm, "sentiment", n_prompts=4, steps=5)  # a built-in task; pairs or a task file too
 for p in site.predict(["An absolute joy from start to finish.", "I want my two hours back."]):
     print(p.prediction, {label: round(prob, 2) for label, prob in p.label_probs.items()})
 site.save("sentiment-site.safetensors")  # safetensors + JSON, stamped with the model it belongs to
 site = icl.load("sentiment-site.safetensors", lm)
 
-report = icl.evaluate(lm, "sentiment", ["zero-shot", "few-shot", "icr"], seeds=[0, 1], n_test=20)
+report = icl.evaluate(lm, "sentiment", ["zero-shot", "few-shot"], seeds=[0, 1], n_test=10)
 for name, m in report.to_json()["methods"].items():
-    print(f"{name}: {m['accuracy']:.2f} (sd {m['accuracy_sd']:.2f}), {m['latency_ratio_to_zero_shot']:.1f}x")
+    print(f"{name}: accuracy {m['accuracy']:.2f} (sd {m['accuracy_sd']:.2f}), {m['latency_ratio_to_zero_shot']:.1f}x")
 
-icl.suite(lm, ["sentiment", "antonyms"], ["zero-shot", "few-shot"], n_test=10, out="runs/suite")
+icl.suite(lm, ["sentiment", "spam"], ["zero-shot", "few-shot"], n_test=5, out="runs/suite")
 print(open("runs/suite/summary.md").read())
 """
 WITHOUT_THE_PAGE = """
@@ -280,9 +280,22 @@ def test_the_library_runs_without_the_pages_packages(tmp_path):
     run = subprocess.run([sys.executable, "-c", WITHOUT_THE_PAGE + LIBRARY_EXAMPLE], cwd=tmp_path,
                          env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "positive" in run.stdout and "icr: " in run.stdout
+    assert "positive" in run.stdout and "few-shot: accuracy" in run.stdout
     assert "No figures: plotly is not installed" in run.stdout
     assert not list((tmp_path / "runs" / "suite").glob("*.html"))
+
+
+@pytest.mark.slow
+def test_the_shipped_icr_router_round_trips_through_one_file(real_lm, tmp_path):
+    """ICR with the router shipped for the default model, saved by `Method.save` to one file that `icl.load`
+    reads back: the same answers, in a folder that holds nothing else."""
+    icr = icl.build("icr", real_lm, "sentiment")
+    back = icl.load(icr.save(tmp_path / "icr.safetensors"), real_lm)
+    assert [p.name for p in tmp_path.iterdir()] == ["icr.safetensors"]
+    queries = ["An absolute joy from start to finish.", "I want my two hours back."]
+    want = [p.label_probs for p in icr.predict(queries)]
+    assert [p.label_probs for p in back.predict(queries)] == [pytest.approx(p, abs=1e-6) for p in want]
+    assert back.stored_parameters == icr.stored_parameters > 0
 
 
 def readme_example() -> str:

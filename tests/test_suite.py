@@ -2,6 +2,7 @@
 
 import csv
 import json
+from dataclasses import asdict
 
 import pytest
 from browser import CHROMIUM
@@ -81,6 +82,27 @@ def test_two_processes_give_the_summary_of_one(tiny_checkpoint, tmp_path):
     for png in pngs:
         data = (two / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, png
+
+
+def test_the_library_suite_takes_tasks_and_configs_and_returns_what_it_writes(lm, tmp_path):
+    """`icl.suite` over a `Task` and a built-in name, with a config of the caller's: it returns each task's report,
+    the JSON it writes, one run per seed; a second call finds every unit done and runs nothing."""
+    import icr_app as icl
+    from icr_app.core.tasks import builtin_task, make_task
+
+    mine = make_task("mine", [(e.input, e.output) for e in builtin_task("sentiment").examples[:20]])
+    few = icl.method_specs()["few-shot"].config()
+    reports = icl.suite(lm, [mine, "antonyms"], ["zero-shot", "few-shot"], seeds=[0, 1], n_test=4, shots=2,
+                        configs={"few-shot": few}, out=tmp_path)
+    assert list(reports) == ["mine", "antonyms"]
+    for name, rep in reports.items():
+        assert rep == json.loads((tmp_path / f"{name}.json").read_text()) and rep["seeds"] == [0, 1]
+    assert json.loads((tmp_path / "settings.json").read_text())["configs"]["few-shot"] == json.loads(
+        json.dumps(asdict(few)))
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "units").rglob("*.json")}
+    assert icl.suite(lm, [mine, "antonyms"], ["zero-shot", "few-shot"], seeds=[0, 1], n_test=4, shots=2,
+                     out=tmp_path) == reports
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "units").rglob("*.json")} == before
 
 
 def test_figures_stay_html_with_the_reason_when_png_export_fails(tmp_path, monkeypatch):

@@ -1,0 +1,3 @@
+from icr_app.cli import main
+
+raise SystemExit(main())

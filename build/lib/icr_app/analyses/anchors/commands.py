@@ -1,0 +1,132 @@
+"""CLI subcommands of the anchors analyses: flow, isolate, reweight, compress, confusion."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from icr_app.analyses.anchors.compression import compression_experiment, fixed_demo_prompts
+from icr_app.analyses.anchors.confusion import confusion_experiment
+from icr_app.analyses.anchors.isolation import isolation_experiment, rows_to_json
+from icr_app.analyses.anchors.reweighting import reweight_experiment
+from icr_app.analyses.anchors.saliency import FLOWS, describe, information_flow, task_prompts
+from icr_app.core.commandline import add_task_args, model_from_args, tqdm_progress
+from icr_app.core.models import LoadedModel
+from icr_app.core.prompts import Template
+from icr_app.core.tasks import Task, TaskError, load_task
+
+
+def _setup(args: argparse.Namespace) -> tuple[LoadedModel, Task]:
+    task = load_task(args.data, args.input_col, args.output_col, args.task_type)
+    if task.kind != "classification":
+        raise TaskError(f"{task.name}: the anchors analyses need a classification task (label words)")
+    return model_from_args(args), task
+
+
+def _command(run: Callable[[argparse.Namespace, LoadedModel, Task], Any]) -> Callable[[argparse.Namespace], int]:
+    """The subcommand: load the task and the model, run the experiment (it prints its table), write its JSON."""
+
+    def command(args: argparse.Namespace) -> int:
+        lm, task = _setup(args)
+        payload = run(args, lm, task)
+        if args.json:
+            Path(args.json).write_text(json.dumps(payload, indent=2))
+        return 0
+
+    return command
+
+
+def flow(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
+    prompts = task_prompts(lm, task, args.n_prompts, args.shots, args.seed)
+    res = information_flow(lm, task, prompts, partial(args.progress, desc="prompts"))
+    norm = res.normalised()
+    print(f"task={task.name} model={lm.name} prompts={res.n_prompts} mean tokens={res.mean_tokens:.0f} "
+          f"{res.seconds_per_prompt:.1f}s/prompt")
+    print(f"{'layer':>5} " + " ".join(f"{k:>6}" for k in FLOWS))
+    for i in range(lm.n_layers):
+        print(f"{i:>5} " + " ".join(f"{norm[k][i]:>6.3f}" for k in FLOWS))
+    print(describe(res))
+    return res.to_json()
+
+
+def isolate(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
+    prompts = task_prompts(lm, task, args.n_test, args.shots, args.seed)
+    rows = isolation_experiment(lm, prompts, task.labels, k=args.k, seed=args.seed, batch_size=args.batch_size,
+                                progress=partial(args.progress, desc="conditions"))
+    print(f"task={task.name} model={lm.name} n={len(prompts)} K={args.k}")
+    print(f"{'isolated':<14} {'layers':<9} {'loyalty':>8} {'accuracy':>8}")
+    for r in rows:
+        print(f"{r.condition:<14} {r.layers:<9} {r.loyalty:>8.3f} {r.accuracy:>8.3f}")
+    return {"task": task.name, "model": lm.name, "n": len(prompts), "k": args.k, "rows": rows_to_json(rows)}
+
+
+def reweight(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
+    template = Template()
+    train, prompts = fixed_demo_prompts(lm, task, args.n_test, None, args.seed, template)
+    res = reweight_experiment(lm, task, train, prompts, template, per_class=args.per_class, epochs=args.epochs,
+                              lr=args.lr, seed=args.seed, batch_size=args.batch_size,
+                              progress=partial(args.progress, desc="epochs"))
+    print(f"task={task.name} model={lm.name} held-out={res.n_test} train={res.n_train} "
+          f"accuracy before={res.accuracy_before:.3f} after={res.accuracy_after:.3f} mean|β|={res.beta_abs_mean:.3f}")
+    return res.to_json()
+
+
+def compress(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
+    _, prompts = fixed_demo_prompts(lm, task, args.n_test, args.shots, args.seed, Template())
+    res = compression_experiment(lm, task, prompts, args.batch_size, partial(args.progress, desc="batches"))
+    print(f"task={task.name} model={lm.name} n={res.n} demonstration tokens={res.prefix_tokens}")
+    print(f"{'variant':<14} {'cached':>6} {'accuracy':>8} {'loyalty':>8} {'seconds':>8} {'speed-up':>8}")
+    for name, v in res.variants.items():
+        print(f"{name:<14} {v.cached_tokens:>6} {v.accuracy:>8.3f} {v.loyalty:>8.3f} {v.seconds:>8.2f} "
+              f"{v.speedup:>7.2f}x")
+    return res.to_json()
+
+
+def confusion(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
+    prompts = task_prompts(lm, task, args.n_test, args.shots, args.seed)
+    res = confusion_experiment(lm, task.name, prompts, task.labels, args.layer, args.rank, args.batch_size,
+                               partial(args.progress, desc="batches"))
+    corr = "n/a (needs 3+ label pairs)" if res.correlation is None else f"{res.correlation:.3f}"
+    print(f"task={task.name} model={lm.name} n={res.n} layer={res.layer} rank={res.rank} "
+          f"accuracy={res.accuracy:.3f} correlation={corr}")
+    for name, m in (("predicted confusability", res.predicted), ("confusion (gold x predicted)", res.confusion)):
+        print(name)
+        for lab, row in zip(res.labels, m):
+            print(f"  {lab:>12} " + " ".join(f"{x:>6.2f}" if isinstance(x, float) else f"{x:>6d}" for x in row))
+    return res.to_json()
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Register the five subcommands on the main parser."""
+
+    def add(name: str, help_: str, fn: Callable, n_flag: str, n_default: int) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_)
+        add_task_args(p)
+        p.add_argument(n_flag, type=int, default=n_default)
+        p.add_argument("--batch-size", type=int, default=8)
+        p.add_argument("--json", default=None, help="write the numbers to this JSON file")
+        p.set_defaults(func=fn, progress=tqdm_progress)
+        return p
+
+    shots_help = "demonstrations per prompt (default: one per class)"
+    p = add("flow", "saliency information flow S_wp, S_pq, S_ww per layer", _command(flow), "--n-prompts", 20)
+    p.add_argument("--shots", type=int, default=None, help=shots_help)
+    p = add("isolate", "block label words from earlier tokens in the first/last K layers", _command(isolate),
+            "--n-test", 100)
+    p.add_argument("--shots", type=int, default=None, help=shots_help)
+    p.add_argument("--k", type=int, default=5, help="number of layers isolated")
+    p = add("reweight", "learn anchor re-weighting β on 4 examples per class", _command(reweight), "--n-test", 200)
+    p.add_argument("--per-class", type=int, default=4)
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--lr", type=float, default=0.01)
+    p = add("compress", "answer queries against a KV cache kept at label words and formatting only",
+            _command(compress), "--n-test", 100)
+    p.add_argument("--shots", type=int, default=None, help=shots_help)
+    p = add("confusion", "anchor distances vs the confusion matrix", _command(confusion), "--n-test", 100)
+    p.add_argument("--shots", type=int, default=None, help=shots_help)
+    p.add_argument("--layer", type=int, default=None, help="deep layer to read (default: the last)")
+    p.add_argument("--rank", type=int, default=10, help="principal directions of the final queries")

@@ -1,0 +1,1 @@
+"""Shared machinery: models and their adapter, tasks, prompts, scoring, tracing, attention, artefacts."""

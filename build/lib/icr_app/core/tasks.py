@@ -1,0 +1,215 @@
+"""Tasks: labelled (input, output) examples read from user files or the built-in tasks, validated.
+
+The built-in tasks are JSON files shipped as package data (`icr_app/assets/tasks/`), written by the project.
+
+Every rejection is a `TaskError` whose message says what is wrong and where, so the CLI and the
+app can show it as is.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from icr_app.core.paths import ASSETS
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_ROWS = 50_000
+INPUT_COLUMNS = ("input", "text", "sentence", "question", "x")
+OUTPUT_COLUMNS = ("output", "label", "answer", "target", "y")
+# A task is classification-style when it has at most this many distinct outputs, each seen ~4+ times.
+MAX_CLASSES = 32
+
+TaskKind = Literal["classification", "open"]
+
+
+class TaskError(ValueError):
+    """A task file or table that cannot be used, with a message meant for the user."""
+
+
+@dataclass(frozen=True)
+class Example:
+    input: str
+    output: str
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    examples: tuple[Example, ...]
+    kind: TaskKind
+
+    @property
+    def labels(self) -> list[str]:
+        """Distinct outputs in order of first appearance (the label set of a classification task)."""
+        return list(dict.fromkeys(e.output for e in self.examples))
+
+    @property
+    def inputs(self) -> list[str]:
+        return [e.input for e in self.examples]
+
+    @property
+    def outputs(self) -> list[str]:
+        return [e.output for e in self.examples]
+
+    def subset(self, idx: list[int], name: str | None = None) -> Task:
+        return Task(name or self.name, tuple(self.examples[i] for i in idx), self.kind)
+
+
+def infer_kind(outputs: list[str]) -> TaskKind:
+    n_distinct = len(set(outputs))
+    if n_distinct <= MAX_CLASSES and n_distinct * 4 <= len(outputs):
+        return "classification"
+    return "open"
+
+
+def make_task(
+    name: str, pairs: list[tuple[str, str]], kind: TaskKind | Literal["auto"] = "auto"
+) -> Task:
+    """Validate (input, output) pairs and build a Task. Raises TaskError naming the bad rows."""
+    if not pairs:
+        raise TaskError(f"{name}: no examples found (the file or table is empty)")
+    if len(pairs) > MAX_ROWS:
+        raise TaskError(f"{name}: {len(pairs)} rows is over the limit of {MAX_ROWS}")
+    cleaned, blank = [], []
+    for i, (x, y) in enumerate(pairs, start=1):
+        x, y = ("" if x is None else str(x)).strip(), ("" if y is None else str(y)).strip()
+        if not x or not y:
+            blank.append(i)
+        cleaned.append(Example(x, y))
+    if blank:
+        shown = ", ".join(map(str, blank[:10])) + (" ..." if len(blank) > 10 else "")
+        raise TaskError(f"{name}: {len(blank)} row(s) have a blank input or output (rows {shown})")
+    if len(cleaned) < 2:
+        raise TaskError(f"{name}: at least 2 examples are needed, got {len(cleaned)}")
+    resolved: TaskKind = infer_kind([e.output for e in cleaned]) if kind == "auto" else kind
+    task = Task(name, tuple(cleaned), resolved)
+    if resolved == "classification" and len(task.labels) < 2:
+        raise TaskError(
+            f"{name}: every example has the label '{task.labels[0]}'; a classification task needs at "
+            "least two labels (set the task type to 'open' if this is a generation task)"
+        )
+    return task
+
+
+def _pick_column(columns: list[str], wanted: str | None, candidates: tuple[str, ...], role: str) -> str:
+    lower = {c.strip().lower(): c for c in columns}
+    if wanted is not None:
+        if wanted in columns:
+            return wanted
+        if wanted.lower() in lower:
+            return lower[wanted.lower()]
+        raise TaskError(f"no {role} column '{wanted}'; the columns are: {', '.join(columns)}")
+    for c in candidates:
+        if c in lower:
+            return lower[c]
+    raise TaskError(
+        f"no {role} column found; name one of {', '.join(candidates)} (columns are: {', '.join(columns)})"
+    )
+
+
+def _rows_from_records(records: list, input_col: str | None, output_col: str | None) -> list[tuple]:
+    if not all(isinstance(r, dict) for r in records):
+        raise TaskError("each record must be an object with an input and an output field")
+    columns = list(dict.fromkeys(k for r in records for k in r))
+    xi = _pick_column(columns, input_col, INPUT_COLUMNS, "input")
+    yi = _pick_column(columns, output_col, OUTPUT_COLUMNS, "output")
+    return [(r.get(xi), r.get(yi)) for r in records]
+
+
+def parse_task_bytes(
+    data: bytes,
+    filename: str,
+    input_col: str | None = None,
+    output_col: str | None = None,
+    kind: TaskKind | Literal["auto"] = "auto",
+) -> Task:
+    """Parse CSV, TSV, JSON (a list of records) or JSONL by file extension."""
+    name = Path(filename).stem
+    if len(data) > MAX_BYTES:
+        raise TaskError(f"{filename}: {len(data) / 1e6:.1f} MB is over the {MAX_BYTES // 2**20} MB limit")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TaskError(f"{filename}: not UTF-8 text (byte {err.start}); save the file as UTF-8") from None
+    if not text.strip():
+        raise TaskError(f"{filename}: the file is empty")
+    ext = Path(filename).suffix.lower()
+    if ext in (".csv", ".tsv"):
+        reader = csv.DictReader(io.StringIO(text), delimiter="\t" if ext == ".tsv" else ",")
+        try:
+            records = list(reader)
+        except csv.Error as err:
+            raise TaskError(f"{filename}: malformed {ext[1:].upper()}: {err}") from None
+        if reader.fieldnames is None:
+            raise TaskError(f"{filename}: no header row")
+        if any(None in r for r in records):
+            raise TaskError(f"{filename}: some rows have more fields than the header")
+    elif ext == ".json":
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise TaskError(f"{filename}: malformed JSON at line {err.lineno}: {err.msg}") from None
+        if not isinstance(records, list):
+            raise TaskError(f"{filename}: JSON must be a list of {{\"input\", \"output\"}} objects")
+    elif ext == ".jsonl":
+        records = []
+        for i, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise TaskError(f"{filename}: malformed JSON on line {i}: {err.msg}") from None
+    else:
+        raise TaskError(f"{filename}: unsupported file type '{ext}'; use .csv, .tsv, .json or .jsonl")
+    if not records:
+        raise TaskError(f"{filename}: no examples found")
+    return make_task(name, _rows_from_records(records, input_col, output_col), kind)
+
+
+BUILTIN_DIR = ASSETS / "tasks"
+DEFAULT_TASK = "sentiment"
+
+
+def builtin_names() -> list[str]:
+    """The built-in tasks, the default first."""
+    names = sorted(p.stem for p in BUILTIN_DIR.glob("*.json"))
+    return [DEFAULT_TASK] + [n for n in names if n != DEFAULT_TASK]
+
+
+def load_task(
+    path: str | Path,
+    input_col: str | None = None,
+    output_col: str | None = None,
+    kind: TaskKind | Literal["auto"] = "auto",
+) -> Task:
+    """Load a task from a file path or a built-in demo name."""
+    if str(path) in builtin_names():
+        return builtin_task(str(path), kind)
+    p = Path(path)
+    if not p.is_file():
+        raise TaskError(f"{path}: no such file (built-in tasks: {', '.join(builtin_names())})")
+    if p.stat().st_size > MAX_BYTES:
+        raise TaskError(f"{p.name}: {p.stat().st_size / 1e6:.1f} MB is over the {MAX_BYTES // 2**20} MB limit")
+    return parse_task_bytes(p.read_bytes(), p.name, input_col, output_col, kind)
+
+
+def builtin_task(name: str, kind: TaskKind | Literal["auto"] = "auto") -> Task:
+    path = BUILTIN_DIR / f"{name}.json"
+    if not path.is_file():
+        raise TaskError(f"no built-in task '{name}' (built-in tasks: {', '.join(builtin_names())})")
+    return parse_task_bytes(path.read_bytes(), path.name, kind=kind)
+
+
+def split(task: Task, n_test: int, seed: int = 0, min_train: int = 2) -> tuple[Task, Task]:
+    """Seeded shuffle into (train, test); the test split gets at most len - min_train examples."""
+    idx = list(range(len(task.examples)))
+    random.Random(seed).shuffle(idx)
+    n_test = max(1, min(n_test, len(idx) - min_train))
+    return task.subset(idx[n_test:], f"{task.name}/train"), task.subset(idx[:n_test], f"{task.name}/test")
+

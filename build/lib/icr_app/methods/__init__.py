@@ -1,0 +1,84 @@
+"""The method registry: every way of answering a query that ICL Lab compares, one entry each.
+
+A method registers once, here, with its name, config dataclass, builder and a short description. The
+`eval` flags (one per config field), the app's answer panels and Evaluate tab, and the benchmarks all list
+methods from `REGISTRY`. Adding a method is its own module or folder plus its SPEC in the `register` loop below;
+a user's own method, outside the package, joins through `register` too (`icr_app.register_method`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from icr_app.core.artefacts import ArtefactError, artefact_kind
+from icr_app.core.models import LoadedModel
+from icr_app.core.tasks import Task
+from icr_app.methods import few_shot, function_vector, i2cl, icr, icv, lora, site, task_vector, zero_shot
+from icr_app.methods.base import Method, MethodSpec, build_spec
+
+REGISTRY: dict[str, MethodSpec] = {}
+DEFAULT_PANELS = ("zero-shot", "few-shot", "site", "icr")
+
+
+def register(spec: MethodSpec) -> None:
+    """Add `spec` to `REGISTRY`, refusing a name already taken (ValueError) and a config that is not a dataclass
+    with help text on every field (TypeError): its fields become the CLI's flags and the app's settings."""
+    if spec.name in REGISTRY:
+        raise ValueError(f"a method named '{spec.name}' is already registered; choose another name")
+    if "@" in spec.name or "," in spec.name:
+        raise ValueError(f"'{spec.name}': a method's name may not hold '@' or ',' (they separate presets and entries)")
+    if not dataclasses.is_dataclass(spec.config) or not isinstance(spec.config, type):
+        raise TypeError(f"{spec.name}: its config must be a dataclass (the class itself), not {spec.config!r}")
+    bare = [f.name for f in dataclasses.fields(spec.config) if not f.metadata.get("help")]
+    if bare:
+        raise TypeError(f"{spec.name}: config field(s) {', '.join(bare)} have no help text "
+                        "(field(default=..., metadata={'help': '...'}))")
+    REGISTRY[spec.name] = spec
+
+
+for _spec in (zero_shot.SPEC, few_shot.SPEC, site.SPEC, icr.SPEC, lora.SPEC, task_vector.SPEC,
+              function_vector.SPEC, i2cl.SPEC, icv.SPEC):
+    register(_spec)
+
+
+def get_spec(name: str) -> MethodSpec:
+    if name not in REGISTRY:
+        raise ValueError(f"unknown method '{name}'; available: {', '.join(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def parse_entry(entry: str) -> tuple[MethodSpec, str | None]:
+    """A method list entry, "site" or "site@paper" (a method from one of its presets), as (spec, preset), so
+    one run can compare two settings of a method under two names."""
+    name, _, preset = entry.partition("@")
+    spec = get_spec(name)
+    if preset and preset not in spec.presets:
+        choices = ", ".join(f"{name}@{p}" for p in spec.presets) or "none"
+        raise ValueError(f"'{entry}': {name} has no preset '{preset}' (presets: {choices})")
+    return spec, preset or None
+
+
+def entry_config(entry: str) -> object:
+    """The config an entry starts from: its preset's, or the method's defaults."""
+    spec, preset = parse_entry(entry)
+    return spec.presets[preset][1]() if preset else spec.config()
+
+
+def build_method(lm: LoadedModel, task: Task, entry: str, config: Any = None, **context: Any) -> Method:
+    """The one way a method is built, whoever asks (the app's Build button and tabs, `eval`, `prebuild`, the
+    Python API): method `entry` ("site", "site@paper") from `task` with `config` (default: the entry's), through
+    `base.build_spec` (context, timing, progress, cancel, errors; `context`: its keywords)."""
+    spec, _ = parse_entry(entry)
+    return build_spec(spec, lm, task, entry_config(entry) if config is None else config, entry=entry, **context)
+
+
+def load_method(path: str | Path, lm: LoadedModel) -> Method:
+    """The built method a file holds (any registered method's `Method.save`), ready to answer on `lm`; an
+    `ArtefactError` when it is not such a file or was made for another model."""
+    kind = artefact_kind(path)
+    for spec in REGISTRY.values():
+        if spec.artefact == kind and spec.load is not None:
+            return spec.load(Path(path), lm)
+    raise ArtefactError(f"{Path(path).name}: a {kind!r} file, which no registered method reads")

@@ -1,0 +1,16 @@
+"""I2CL (Li et al., 2024): context vectors from single demonstrations, mixed into every attention and MLP
+output of the query by calibrated per-layer coefficients.
+
+`method` builds and runs it (context vectors, injection, calibration), `artefact` is a calibrated one and its
+file, `figures` draws its coefficients and `panel` is its app tab.
+"""
+
+from icr_app.methods.i2cl.method import I2CLConfig, I2CLMethod, build
+from icr_app.methods.state import stateful_spec
+
+SPEC = stateful_spec(
+    I2CLMethod, title="I2CL (context vectors)", config=I2CLConfig, build=build, kind="implicit",
+    description="demonstrations' mean attention and MLP outputs mixed into every query position by calibrated "
+                "per-layer coefficients",
+    tab="icr_app.methods.i2cl.panel:build_tab",
+)

@@ -1,0 +1,15 @@
+"""ICV (Liu et al., 2024): the first principal direction of the demonstrations' latent shifts per layer, added
+at every layer and position with a norm-preserving rescale, its strength chosen on held-out examples.
+
+`method` builds and runs it (latent shifts, directions, injection, λ sweep), `artefact` is a built one and its
+file, `figures` draws the sweep and `panel` is its app tab.
+"""
+
+from icr_app.methods.icv.method import ICVConfig, ICVMethod, build
+from icr_app.methods.state import stateful_spec
+
+SPEC = stateful_spec(
+    ICVMethod, title="ICV (in-context vector)", config=ICVConfig, build=build, kind="implicit",
+    description="the demonstrations' principal latent shift per layer, added at every position, norm kept",
+    tab="icr_app.methods.icv.panel:build_tab",
+)

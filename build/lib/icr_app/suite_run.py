@@ -1,0 +1,206 @@
+"""`icl-lab suite`: methods × tasks × seeds, resumable, spread over processes with accelerate, one summary.
+
+    icl-lab suite --tasks antonyms,my_tasks/ --methods zero-shot,few-shot,site --seeds 0,1,2 --out runs/suite
+    accelerate launch --multi_gpu --num_processes 4 -m icr_app suite ...   # the same, task × seed units shared out
+
+The unit of work is one task × seed: every method is built and scored in one `evaluate` run, so the latency
+ratios are measured side by side. Each finished task × method × seed is written at once to
+`OUT/units/TASK/seedS/METHOD.json`; a restarted suite reads those back and runs only what is missing (a method
+added later runs beside a fresh zero-shot, whose time its latency ratio needs); `OUT/settings.json` keeps a
+folder from mixing units of two settings. Then `OUT/TASK.json` (the eval
+JSON over the seeds), `summary.md`, `summary.csv` (per task and method), `methods.csv` (per method), `pooled.csv`
+(the methods compared on every task's items at once) and, where plotly is installed, the figures (HTML, and PNG
+where kaleido finds a Chrome or Chromium). `run_suite` is the library's `icr_app.suite`; `cmd_suite` the command's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from icr_app import parallel
+from icr_app.core.commandline import (
+    add_method_flags,
+    add_model_args,
+    method_config,
+    model_from_args,
+    tqdm_progress,
+)
+from icr_app.core.loading import dtype_name
+from icr_app.core.models import LoadedModel
+from icr_app.core.progress import Progress, no_progress
+from icr_app.core.prompts import SHOTS
+from icr_app.core.tasks import Task, TaskError, load_task
+from icr_app.evaluation import EvalReport, MethodResult, SeedsReport, evaluate
+from icr_app.methods import REGISTRY, entry_config, parse_entry
+from icr_app.suite_report import write_summary
+
+TASK_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
+BASE = "zero-shot"
+
+
+TaskSource = str | Path | Task
+
+
+def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
+    """{name: built-in name, file or Task} for built-in task names, task files, folders of them and `Task`s. A task
+    is named by its file's stem (a `Task` by its name), which names its results too, so two may not share one."""
+    found: list[tuple[str, str | Task]] = []
+    for item in sources:
+        path = Path(item) if not isinstance(item, Task) else None
+        if path is None:
+            found.append((item.name, item))
+        elif path.is_dir():
+            files = [f for f in sorted(path.iterdir()) if f.suffix in TASK_SUFFIXES]
+            if not files:
+                raise TaskError(f"{item}: no task files ({', '.join(TASK_SUFFIXES)}) in this folder")
+            found += [(f.stem, str(f)) for f in files]
+        else:
+            found.append((path.stem if path.suffix in TASK_SUFFIXES else str(item), str(item)))
+    out = dict(found)
+    if len(out) < len(found):
+        twice = sorted({name for name, _ in found if sum(n == name for n, _ in found) > 1})
+        raise TaskError(f"more than one task named {', '.join(twice)}: results are kept by task name")
+    return out
+
+
+def unit_path(out: Path, task: str, seed: int, method: str) -> Path:
+    return out / "units" / task / f"seed{seed}" / f"{method}.json"
+
+
+def missing(out: Path, task: str, seed: int, methods: list[str]) -> list[str]:
+    return [m for m in methods if not unit_path(out, task, seed, m).exists()]
+
+
+@dataclass(frozen=True)
+class Run:
+    """What every unit of one suite shares: the methods (entries) with their configs and the evaluation settings."""
+
+    methods: list[str]
+    configs: dict[str, Any]
+    out: Path
+    n_test: int
+    shots: int
+    batch_size: int
+    progress: Progress
+
+
+def run_unit(lm: LoadedModel, name: str, task: Task, seed: int, todo: list[str], run: Run) -> list[dict[str, Any]]:
+    """Evaluate one task × seed's unfinished methods and write each as its unit; returns the unit records."""
+    entries = todo + [BASE] if BASE in run.methods and BASE not in todo else todo
+    rep = evaluate(lm, task, entries, n_test=run.n_test, seed=seed, shots=run.shots, batch_size=run.batch_size,
+                   configs=run.configs, progress=run.progress)
+    records = [{"task": name, "model": rep.model, "n_test": rep.n_test, "seed": seed, "kind": rep.kind,
+                "method": m, "result": asdict(rep.methods[m])} for m in todo]
+    for rec in records:
+        save(run.out, rec)
+    return records
+
+
+def write_whole(path: Path, text: str) -> None:
+    """A file is whole or absent, never read half-written: by an interrupted run's restart, or by another
+    process while this one writes it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def save(out: Path, rec: dict[str, Any]) -> None:
+    write_whole(unit_path(out, rec["task"], rec["seed"], rec["method"]), json.dumps(rec))
+
+
+def task_report(out: Path, name: str, seeds: list[int], methods: list[str]) -> dict[str, Any]:
+    """A task's eval JSON over the seeds, from its unit files."""
+    runs = []
+    for seed in seeds:
+        recs = [json.loads(unit_path(out, name, seed, m).read_text()) for m in methods]
+        head = recs[0]
+        results = {r["method"]: MethodResult(**r["result"]) for r in recs}
+        runs.append(EvalReport(name, head["model"], head["n_test"], seed, head["kind"], results))
+    return SeedsReport(runs).to_json()
+
+
+def settings(lm: LoadedModel, run: Run) -> dict[str, Any]:
+    """What a unit's numbers depend on besides its task, method and seed (JSON-shaped, to compare with a file)."""
+    configs = {m: asdict(run.configs[m]) for m in run.methods}
+    return json.loads(json.dumps({"model": lm.name, "dtype": dtype_name(lm.dtype), "n_test": run.n_test,
+                                  "shots": run.shots, "configs": configs}, default=str))
+
+
+def check_settings(out: Path, current: dict[str, Any]) -> None:
+    """Refuse to mix units made under other settings into one output folder; record these (with any methods
+    new to it) in OUT/settings.json."""
+    path = out / "settings.json"
+    old = json.loads(path.read_text()) if path.exists() else {"configs": {}}
+    changed = [key for key in ("model", "dtype", "n_test", "shots") if key in old and old[key] != current[key]]
+    changed += [f"{m}'s config" for m, c in current["configs"].items() if old["configs"].get(m, c) != c]
+    if changed:
+        raise ValueError(f"{out} holds results made with another {', '.join(changed)}: use another --out")
+    if parallel.is_main():
+        write_whole(path, json.dumps({**current, "configs": {**old["configs"], **current["configs"]}}, indent=2))
+
+
+def run_suite(lm: LoadedModel, tasks: Sequence[TaskSource], methods: Sequence[str], *, out: Path,
+              seeds: Sequence[int] = (0,), n_test: int = 100, shots: int = SHOTS, batch_size: int = 16,
+              configs: dict[str, Any] | None = None, progress: Progress = no_progress) -> dict[str, dict[str, Any]]:
+    """Run the unfinished units (this process's share of them under `accelerate launch`); the first process then
+    writes every task's JSON and the summary. Returns {task: report} there, {} elsewhere. `configs` maps an entry
+    to its config (default: the entry's, `methods.entry_config`)."""
+    methods, seeds = list(methods), [int(s) for s in seeds]
+    configs = configs or {}
+    run = Run(methods, {m: configs.get(m) or entry_config(m) for m in [*methods, BASE]}, Path(out), n_test, shots,
+              batch_size, progress)
+    run.out.mkdir(parents=True, exist_ok=True)
+    check_settings(run.out, settings(lm, run))
+    # every task is read now: a bad one stops every process here, not one process while the others wait for it
+    read = {name: src if isinstance(src, Task) else load_task(src) for name, src in task_sources(tasks).items()}
+    todo = [(name, seed) for name in read for seed in seeds if missing(run.out, name, seed, methods)]
+    parallel.barrier()  # every process has listed the same units before any writes one
+    records = []
+    for name, seed in progress(parallel.share(todo), desc="suite: task × seed units"):
+        records += run_unit(lm, name, read[name], seed, missing(run.out, name, seed, methods), run)
+    records = parallel.gather(records)
+    if not parallel.is_main():
+        return {}
+    for rec in records:  # other machines' units, where the output folder is not shared
+        if not unit_path(run.out, rec["task"], rec["seed"], rec["method"]).exists():
+            save(run.out, rec)
+    reports = {name: task_report(run.out, name, seeds, methods) for name in read}
+    for name, rep in reports.items():
+        (run.out / f"{name}.json").write_text(json.dumps(rep, indent=2))
+    write_summary(run.out, reports, methods, seeds)
+    return reports
+
+
+def cmd_suite(args: argparse.Namespace) -> int:
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    configs = {m: method_config(args, *parse_entry(m)) for m in [*methods, BASE]}
+    reports = run_suite(model_from_args(args), [t.strip() for t in args.tasks.split(",") if t.strip()], methods,
+                        out=args.out, seeds=[int(s) for s in args.seeds.split(",")], n_test=args.n_test,
+                        shots=args.shots, batch_size=args.batch_size, configs=configs, progress=tqdm_progress)
+    if reports:
+        print((args.out / "summary.md").read_text())
+    failed = any(m["error"] is not None for rep in reports.values() for m in rep["methods"].values())
+    return 1 if failed else 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("suite", help="methods × tasks × seeds, resumable, over processes with accelerate launch")
+    p.add_argument("--tasks", required=True, help="comma list of built-in task names, task files, folders of them")
+    p.add_argument("--methods", default="zero-shot,few-shot", help=f"comma list of: {', '.join(REGISTRY)} "
+                   "(or 'name@preset')")
+    p.add_argument("--seeds", default="0", help="comma list of seeds: one whole run per task and seed")
+    p.add_argument("--n-test", type=int, default=100, help="held-out queries scored per task and seed")
+    add_model_args(p)
+    p.add_argument("--out", type=Path, required=True, help="output folder; finished units in it are not rerun")
+    p.add_argument("--shots", type=int, default=SHOTS, help="demonstrations per few-shot prompt")
+    p.add_argument("--batch-size", type=int, default=16, help="queries per forward pass")
+    for spec in REGISTRY.values():
+        add_method_flags(p, spec)
+    p.set_defaults(func=cmd_suite)
