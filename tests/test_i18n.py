@@ -19,6 +19,7 @@ from icr_app.app.strings import EN, STRINGS, ZH
 from icr_app.app.task_notes import task_note
 from icr_app.core.tasks import TaskError, builtin_names, builtin_task, parse_task_bytes
 from icr_app.methods import REGISTRY
+from icr_app.methods.base import MethodView
 
 PACKAGE = Path(__file__).parents[1] / "icr_app"
 # t("key") and say("key", ...) with a literal key, or an f-string key such as f"method.{name}"
@@ -47,10 +48,18 @@ def test_every_key_the_code_asks_for_exists():
             (families if is_f and "{" in key else literal).add(key.split("{")[0] if is_f else key)
     assert literal and literal <= set(EN), literal - set(EN)
     named = {"method.": list(REGISTRY), "kind.": {s.kind for s in REGISTRY.values()},
-             "download.": [name for name, spec in REGISTRY.items() if spec.load is not None], "anchors.": EXPERIMENTS}
+             "download.": [name for name, spec in REGISTRY.items() if spec.load is not None], "anchors.": EXPERIMENTS,
+             "": [key for spec in REGISTRY.values() if spec.view for key in view_keys(spec.view)]}
     assert families <= set(named), families - set(named)
     for prefix in families | {"method."}:  # method titles go through i18n.method_title / method_label
         assert {prefix + name for name in named[prefix]} <= set(EN), prefix
+
+
+def view_keys(view: MethodView) -> list[str]:
+    """The keys a method's tab asks for, named by its view (`app.built_tab`)."""
+    parts = ["tab", "explain", "figure", *(["second"] if view.second else [])]
+    build = [view.build.label, view.build.button, view.build.upload, view.build.busy] if view.build else []
+    return [f"{view.key}.{part}" for part in parts] + build
 
 
 def _request(headers: dict[str, str]):

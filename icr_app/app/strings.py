@@ -148,7 +148,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "site.empty": "SITE is not built for this task yet",
     "site.steps": "training steps",
     "site.build": "Build SITE",
-    "site.map": "α per layer and head",
+    "site.figure": "α per layer and head",
     "site.load": "load a SITE task (.safetensors)",
     "site.building": "building SITE",
     "site.summary": "SITE for **{task}**: {n_prompts} prompts × {n_demos} demos, {objective} objective; {steps} steps "
@@ -171,8 +171,8 @@ build the methods that learn from the examples → open the tabs below to see *w
     "lora.not_built": "_not built for this task yet_",
     "lora.steps": "at most this many training steps",
     "lora.train": "Fine-tune LoRA",
-    "lora.curve": "training loss and validation accuracy",
-    "lora.params": "trained parameters, LoRA and SITE",
+    "lora.figure": "training loss and validation accuracy",
+    "lora.second": "trained parameters, LoRA and SITE",
     "lora.load": "load a LoRA adapter (.safetensors)",
     "lora.training": "training LoRA",
     "lora.summary": "LoRA for **{task}**: {n:,} trained parameters (rank {r} on {modules}); {steps} steps, kept step "
@@ -580,7 +580,7 @@ ZH: dict[str, str] = {
     "site.empty": "尚未为此任务构建 SITE",
     "site.steps": "训练步数",
     "site.build": "构建 SITE",
-    "site.map": "每层每个注意力头的 α",
+    "site.figure": "每层每个注意力头的 α",
     "site.load": "加载 SITE 任务（.safetensors）",
     "site.building": "正在构建 SITE",
     "site.summary": "**{task}** 的 SITE：{n_prompts} 个提示 × {n_demos} 个示例，{objective} 目标；{steps} 步"
@@ -599,8 +599,8 @@ ZH: dict[str, str] = {
     "lora.not_built": "_尚未为此任务构建_",
     "lora.steps": "最多训练这么多步",
     "lora.train": "微调 LoRA",
-    "lora.curve": "训练损失和验证准确率",
-    "lora.params": "训练参数量：LoRA 与 SITE",
+    "lora.figure": "训练损失和验证准确率",
+    "lora.second": "训练参数量：LoRA 与 SITE",
     "lora.load": "加载 LoRA 适配器（.safetensors）",
     "lora.training": "正在训练 LoRA",
     "lora.summary": "**{task}** 的 LoRA：训练 {n:,} 个参数（秩 {r}，作用于 {modules}）；共 {steps} 步，保留第 {best} 步"
