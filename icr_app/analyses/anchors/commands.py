@@ -23,7 +23,7 @@ from icr_app.core.tasks import Task, TaskError, load_task
 def _setup(args: argparse.Namespace) -> tuple[LoadedModel, Task]:
     task = load_task(args.data, args.input_col, args.output_col, args.task_type)
     if task.kind != "classification":
-        raise TaskError(f"{task.name}: the anchors analyses need a classification task (label words)")
+        raise TaskError("task.classification_only", file=task.name)
     return model_from_args(args), task
 
 

@@ -21,7 +21,7 @@ def routing_maps(ctx: AppContext, query: str, height: int = 200) -> tuple[go.Fig
     try:
         router = cached_router(ctx.lm)
     except (OSError, ArtefactError) as err:
-        return (note_figure(translated_error(str(err)), height=height),) * 2
+        return (note_figure(translated_error(err), height=height),) * 2
     return routing_figures(router, say, clip_query(query))
 
 

@@ -90,8 +90,7 @@ def build(ctx: BuildContext, cfg: SiteConfig) -> SiteMethod:
     base = Method(lm, answering)
     ls = base.label_set
     if cfg.objective == "first-token" and ls is not None and not ls.first_token_unique:
-        raise LabelError("SITE's first-token objective cannot tell apart labels that share their first token; use "
-                         "the whole-answer objective (--site-objective answer) or rename a label")
+        raise LabelError("label.site_first_token")
     fit, val = _holdout(train, cfg, seed)
     t = task_embeddings(lm, sample_icl_prompts(train, base.template, cfg.n_prompts, cfg.n_demos, seed),
                         progress=progress)
