@@ -51,14 +51,14 @@ def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
         elif path.is_dir():
             files = [f for f in sorted(path.iterdir()) if f.suffix in TASK_SUFFIXES]
             if not files:
-                raise TaskError(f"{item}: no task files ({', '.join(TASK_SUFFIXES)}) in this folder")
+                raise TaskError("task.empty_folder", folder=item, suffixes=", ".join(TASK_SUFFIXES))
             found += [(f.stem, str(f)) for f in files]
         else:
             found.append((path.stem if path.suffix in TASK_SUFFIXES else str(item), str(item)))
     out = dict(found)
     if len(out) < len(found):
         twice = sorted({name for name, _ in found if sum(n == name for n, _ in found) > 1})
-        raise TaskError(f"more than one task named {', '.join(twice)}: results are kept by task name")
+        raise TaskError("task.named_twice", names=", ".join(twice))
     return out
 
 

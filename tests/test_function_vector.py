@@ -32,7 +32,7 @@ from icr_app.methods.function_vector import (
     site_overlap,
     top_heads,
 )
-from icr_app.methods.function_vector_panel import aie_figure, overlap_text
+from icr_app.methods.function_vector_figures import aie_figure, overlap_text
 from icr_app.methods.last_token import gold_and_candidates
 from icr_app.methods.state import built_fields
 from icr_app.methods.zero_shot import ZeroShotMethod
@@ -223,7 +223,7 @@ def test_aie_figure_and_the_overlap_text(lm):
     assert [list(row) for row in heat.z] == fv.aie.tolist()
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.title.text == "head"
     assert list(zip(marks.y, marks.x)) == fv.heads
-    assert "build SITE" in overlap_text(fv, {})
+    assert "build SITE" in overlap_text(fv, {}, say)
 
     alpha = torch.full((lm.n_layers, lm.n_heads), 0.1)
     for layer, head in fv.heads[:2]:
@@ -233,16 +233,15 @@ def test_aie_figure_and_the_overlap_text(lm):
     class Site:  # the part of a built SITE method the tab reads: its α
         state = type("SiteState", (), {"alpha": alpha})()
 
-    text = overlap_text(fv, {"site": Site()})
+    text = overlap_text(fv, {"site": Site()}, say)
     assert text.startswith("**2 of the top 3 heads**") and all(f"L{a}H{b}" in text for a, b in fv.heads[:2])
 
 
 def test_the_tab_offers_the_built_vector_as_a_file(lm):
     from icr_app.app.built_tab import not_built
-    from icr_app.methods.function_vector_panel import build_tab
 
-    show = tab_show(lm, build_tab, "show_function_vector")
-    assert show({}, None) == (None, not_built(FunctionVectorMethod), "", None)
+    show = tab_show(lm, "function-vector")
+    assert show({}, None) == (None, not_built("function-vector"), "", None)
     fv = fake_fv(lm, builtin_task("sentiment"), torch.arange(64.0), top_k=2)
     figure, text, overlap, path = show({"function-vector": FunctionVectorMethod(lm, fv)}, None)
     assert torch.equal(FunctionVectorState.load(path, lm).fv, fv.fv) and "after block 1" in text

@@ -9,16 +9,19 @@ from types import SimpleNamespace
 
 import pytest
 import test_tasks
+from gradio.context import LocalContext
 from gradio_client import Client, handle_file
 
 from icr_app.analyses.anchors.cached import EXPERIMENTS
 from icr_app.app import launch
 from icr_app.app.i18n import CHINESE, COOKIE, ENGLISH, language
-from icr_app.app.messages import CHINESE_MESSAGES, in_chinese
+from icr_app.app.messages import translated_error
 from icr_app.app.strings import EN, STRINGS, ZH
 from icr_app.app.task_notes import task_note
+from icr_app.core.errors import MESSAGES, UserError
 from icr_app.core.tasks import TaskError, builtin_names, builtin_task, parse_task_bytes
 from icr_app.methods import REGISTRY
+from icr_app.methods.base import BuildError, MethodView
 
 PACKAGE = Path(__file__).parents[1] / "icr_app"
 # t("key") and say("key", ...) with a literal key, or an f-string key such as f"method.{name}"
@@ -47,10 +50,18 @@ def test_every_key_the_code_asks_for_exists():
             (families if is_f and "{" in key else literal).add(key.split("{")[0] if is_f else key)
     assert literal and literal <= set(EN), literal - set(EN)
     named = {"method.": list(REGISTRY), "kind.": {s.kind for s in REGISTRY.values()},
-             "download.": [name for name, spec in REGISTRY.items() if spec.load is not None], "anchors.": EXPERIMENTS}
+             "download.": [name for name, spec in REGISTRY.items() if spec.load is not None], "anchors.": EXPERIMENTS,
+             "": [key for spec in REGISTRY.values() if spec.view for key in view_keys(spec.view)], "error.": MESSAGES}
     assert families <= set(named), families - set(named)
     for prefix in families | {"method."}:  # method titles go through i18n.method_title / method_label
         assert {prefix + name for name in named[prefix]} <= set(EN), prefix
+
+
+def view_keys(view: MethodView) -> list[str]:
+    """The keys a method's tab asks for, named by its view (`app.built_tab`)."""
+    parts = ["tab", "explain", "figure", *(["second"] if view.second else [])]
+    build = [view.build.label, view.build.button, view.build.upload, view.build.busy] if view.build else []
+    return [f"{view.key}.{part}" for part in parts] + build
 
 
 def _request(headers: dict[str, str]):
@@ -78,20 +89,42 @@ def test_outside_a_request_the_page_speaks_english():
 BAD_UPLOADS = test_tasks.test_bad_inputs_have_clear_messages.pytestmark[0].args[1]  # the same cases
 
 
+def in_language(lang: str, err: Exception) -> str:
+    """`err` as the page tells it to a visitor who chose `lang`."""
+    token = LocalContext.request.set(_request({"cookie": f"{COOKIE}={lang}"}))
+    try:
+        return translated_error(err)
+    finally:
+        LocalContext.request.reset(token)
+
+
 @pytest.mark.parametrize("name, data, _", BAD_UPLOADS)
 def test_every_bad_upload_message_has_its_chinese(name, data, _):
     with pytest.raises(TaskError) as err:
         parse_task_bytes(data, name)
-    english = str(err.value)
-    chinese = in_chinese(english)
+    english, chinese = str(err.value), in_language(CHINESE, err.value)
+    assert in_language(ENGLISH, err.value) == english
     assert chinese != english and HAN.search(chinese)
     assert (name in english) == (name in chinese)  # the details are kept: which file
 
 
-def test_chinese_messages_keep_the_english_ones_details():
-    for english, chinese in CHINESE_MESSAGES:
-        assert set(re.compile(english).groupindex) == _fields(chinese), english
-    assert in_chinese("something no pattern knows") == "something no pattern knows"
+def test_every_error_code_has_a_chinese_template_with_the_english_ones_placeholders():
+    for code, english in MESSAGES.items():
+        assert EN[f"error.{code}"] == english
+        assert _fields(ZH[f"error.{code}"]) == _fields(english), code
+
+
+def test_the_page_translates_the_code_not_the_english(monkeypatch):
+    """Rewording an English message keeps its Chinese; an error with no code is shown as it is, and a method that
+    could not be built says why in the visitor's language."""
+    monkeypatch.setitem(MESSAGES, "task.empty_file", "{file} holds nothing at all")
+    err = TaskError("task.empty_file", file="a.csv")
+    assert str(err) == "a.csv holds nothing at all"
+    assert in_language(CHINESE, err) == ZH["error.task.empty_file"].format(file="a.csv")
+    assert in_language(CHINESE, ValueError("no code")) == "no code"
+    assert in_language(CHINESE, BuildError("site", err)) == in_language(CHINESE, err)
+    with pytest.raises(KeyError, match="no message for error code"):
+        UserError("task.no_such_code")
 
 
 def test_a_chinese_task_on_an_english_only_model_says_why_it_is_weak(lm):
@@ -173,5 +206,5 @@ def test_a_file_for_another_model_and_a_missing_router_are_told_in_chinese(lm, t
     with pytest.raises(ArtefactError) as no_router:
         pretrained_folder(lm)
     for err, kept in ((wrong_model, other.fingerprint), (truncated, "other.safetensors"), (no_router, lm.name)):
-        chinese = in_chinese(str(err.value))
+        chinese = in_language(CHINESE, err.value)
         assert HAN.search(chinese) and kept in chinese, str(err.value)

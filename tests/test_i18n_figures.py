@@ -21,17 +21,17 @@ from test_i2cl import TINY as TINY_I2CL
 from test_icr import hash_encoder
 from test_lora import TINY as TINY_LORA
 
-from icr_app.analyses.anchors import panel as anchors_panel
 from icr_app.analyses.anchors.cached import EXPERIMENTS
-from icr_app.analyses.rank1 import panel as rank1_panel
-from icr_app.app import tour
 from icr_app.app.evaluate_tab import agreement, item_table, report_from, results_table
 from icr_app.app.figures import eval_bars, label_prob_bars
 from icr_app.app.i18n import CHINESE, COOKIE, ENGLISH, method_title, say
 from icr_app.app.strings import EN
+from icr_app.app.tabs import anchors as anchors_panel
+from icr_app.app.tabs import rank1 as rank1_panel
+from icr_app.app.tabs import tour
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import build_method
-from icr_app.methods.function_vector_panel import aie_figure
+from icr_app.methods.function_vector_figures import aie_figure
 from icr_app.methods.i2cl.figures import coefficient_figure
 from icr_app.methods.icr.figures import routing_figures
 from icr_app.methods.icr.pids import extract_pids
@@ -42,7 +42,7 @@ from icr_app.methods.lora.figures import parameter_bars, training_curve
 from icr_app.methods.site.figures import alpha_heatmap
 from icr_app.methods.site.method import SiteState
 from icr_app.methods.task_vector import TaskVectorState
-from icr_app.methods.task_vector_panel import layer_figure
+from icr_app.methods.task_vector_figures import layer_figure
 
 PACKAGE = Path(__file__).parents[1] / "icr_app"
 SHIPPED = PACKAGE / "assets" / "prebuilt" / "smollm2-135m" / "sentiment"

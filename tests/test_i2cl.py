@@ -220,28 +220,28 @@ def test_evaluate_and_cli(lm, tiny_checkpoint, tmp_path):
     assert row["error"] is None and row["n"] == 4 and row["trainable_parameters"] == lm.n_layers * 4
 
 
-def tab_show(lm, build_tab, api_name: str):
-    """The handler a method's tab wires to `page.built.change`, taken from a page holding only that tab."""
+def tab_show(lm, name: str):
+    """The handler method `name`'s tab (its view's) wires to `page.built.change`, from a page holding only that tab."""
     import dataclasses
 
     import gradio as gr
 
+    from icr_app.app.built_tab import built_method_tab
     from icr_app.app.context import AppContext
     from icr_app.app.page import Page
 
     with gr.Blocks() as demo:  # the tab reads only the built methods and the task events; the rest is filler
         parts = {f.name: gr.State() for f in dataclasses.fields(Page)}
         page = Page(**{**parts, "built": gr.State({}), "task_changed": []})
-        build_tab(AppContext(lm), page)
-    return next(f.fn for f in demo.fns.values() if f.api_name == api_name)
+        built_method_tab(AppContext(lm), page, REGISTRY[name])
+    return next(f.fn for f in demo.fns.values() if f.api_name == f"show_{name.replace('-', '_')}")
 
 
 def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):
     from icr_app.app.built_tab import not_built
-    from icr_app.methods.i2cl.panel import build_tab
 
-    show = tab_show(lm, build_tab, "show_i2cl")
-    assert show({}, None) == (None, not_built(I2CLMethod), None)
+    show = tab_show(lm, "i2cl")
+    assert show({}, None) == (None, not_built("i2cl"), None)
     state = built["sentiment"]
     fig, info, path = show({"i2cl": I2CLMethod(lm, state)}, None)
     assert "sentiment" in info and f"{state.meta.steps} steps" in info
@@ -250,4 +250,4 @@ def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):
     assert torch.equal(back.state.coef, state.coef) and torch.equal(back.state.vectors, state.vectors)
     assert back.build_s == state.meta.build_s
     # built for a model since switched
-    assert show({"i2cl": I2CLMethod(tiny_lm(), state)}, None)[1] == not_built(I2CLMethod)
+    assert show({"i2cl": I2CLMethod(tiny_lm(), state)}, None)[1] == not_built("i2cl")

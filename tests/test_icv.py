@@ -213,10 +213,9 @@ def test_evaluate_and_cli(lm, tiny_checkpoint, tmp_path):
 
 def test_tab_shows_the_built_icv_and_offers_its_file(lm, built):
     from icr_app.app.built_tab import not_built
-    from icr_app.methods.icv.panel import build_tab
 
-    show = tab_show(lm, build_tab, "show_icv")
-    assert show({}, None) == (None, not_built(ICVMethod), None)
+    show = tab_show(lm, "icv")
+    assert show({}, None) == (None, not_built("icv"), None)
     state = built["sentiment"]
     fig, info, path = show({"icv": ICVMethod(lm, state)}, None)
     assert f"λ = {state.meta.strength:g}" in info

@@ -163,7 +163,7 @@ def test_real_model_identity_within_1e4(real_lm, shared_data):
 def test_a_layer_without_update_reads_as_such_in_the_table_the_json_and_the_tab(tmp_path, capsys):
     """GPT-NeoX's first MLP reads the query token's embedding alone (parallel residual), so its ΔW is zero:
     σ₂/σ₁ is undefined there, which the table prints as "-", the JSON as null and the tab explains."""
-    from icr_app.analyses.rank1.panel import figures
+    from icr_app.app.tabs.rank1 import figures
 
     neox = family_lm("gpt_neox")
     path = tmp_path / "neox"

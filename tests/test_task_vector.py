@@ -27,7 +27,7 @@ from icr_app.methods.task_vector import (
     best_layer,
     holdout,
 )
-from icr_app.methods.task_vector_panel import layer_figure
+from icr_app.methods.task_vector_figures import layer_figure
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = TaskVectorConfig(n_prompts=4, val_size=6, batch_size=4)
@@ -217,10 +217,9 @@ def test_layer_figure_marks_the_chosen_block(lm):
 
 def test_the_tab_offers_the_built_vector_as_a_file(lm):
     from icr_app.app.built_tab import not_built
-    from icr_app.methods.task_vector_panel import build_tab
 
-    show = tab_show(lm, build_tab, "show_task_vector")
-    assert show({}, None) == (None, not_built(TaskVectorMethod), None)
+    show = tab_show(lm, "task-vector")
+    assert show({}, None) == (None, not_built("task-vector"), None)
     tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.arange(64.0))
     figure, text, path = show({"task-vector": TaskVectorMethod(lm, tv)}, None)
     assert torch.equal(TaskVectorState.load(path, lm).theta, tv.theta) and "block 2" in text

@@ -1,7 +1,8 @@
 """The Gradio page: pick a task, ask a query, see the methods side by side, look inside.
 
-One builder per tab: the answers section (`page`), the guided tour (`tour`), each method's own tab (its
-`panel` module, named in the registry), the analyses' tabs, and the Evaluate tab. They share an `AppContext`
+One builder per tab: the answers section (`page`), the guided tour (`tabs.tour`), a tab for each method with a
+view (`built_tab`, from the view its spec holds) or a tab of its own (ICR's, `tabs.icr`), the analyses' tabs
+(`tabs.anchors`, `tabs.rank1`), and the Evaluate tab. They share an `AppContext`
 (the model and the per-visitor bookkeeping) and a `Page` (the visitor's task, built methods and settings).
 """
 
@@ -11,16 +12,18 @@ import os
 
 import gradio as gr
 
-from icr_app.analyses import REGISTRY as ANALYSES
+from icr_app.app.built_tab import built_method_tab
 from icr_app.app.context import AppContext
 from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
 from icr_app.app.i18n import APPLY_CHOICE, I18N, follow_choice, language_switch, t
 from icr_app.app.page import build_section
-from icr_app.app.tour import build_tab as build_tour
+from icr_app.app.tabs import anchors, icr, rank1, tour
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
-from icr_app.core.paths import resolve
 from icr_app.core.tasks import MAX_BYTES
 from icr_app.methods import REGISTRY
+
+METHOD_TABS = {"icr": icr.build_tab}  # the methods whose tab is Gradio code of its own, not a view
+ANALYSIS_TABS = (anchors.build_tab, rank1.build_tab)
 
 
 def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
@@ -31,9 +34,14 @@ def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
         switch = language_switch()
         gr.Markdown(t("intro"))
         page = build_section(ctx, demo)
-        build_tour(ctx, page)
-        for target in [spec.tab for spec in [*REGISTRY.values(), *ANALYSES.values()] if spec.tab]:
-            resolve(target)(ctx, page)
+        tour.build_tab(ctx, page)
+        for spec in REGISTRY.values():  # in the registry's order
+            if spec.view is not None:
+                built_method_tab(ctx, page, spec)
+            elif spec.name in METHOD_TABS:
+                METHOD_TABS[spec.name](ctx, page)
+        for build_tab in ANALYSIS_TABS:
+            build_tab(ctx, page)
         build_evaluate_tab(ctx, page)
         demo.unload(ctx.end_session)
         follow_choice(demo, switch)

@@ -73,7 +73,7 @@ def user_errors(fn: Callable) -> Callable:
         except Cancelled:
             raise gr.Error(say("error.cancelled")) from None
         except USER_ERRORS as err:
-            raise gr.Error(translated_error(str(err))) from None
+            raise gr.Error(translated_error(err)) from None
 
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)

@@ -117,7 +117,7 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
     try:
         answer = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
-        return (f"### {title}\n_{say('cannot_answer', err=translated_error(str(err)))}_",
+        return (f"### {title}\n_{say('cannot_answer', err=translated_error(err))}_",
                 label_prob_bars(None, title, say("not_available"), say), "")
     if answer is None:
         return f"### {title}\n_{say('not_built')}_", label_prob_bars(None, title, say("not_built_yet"), say), ""

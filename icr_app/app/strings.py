@@ -3,9 +3,14 @@
 A `{name}` in a string is filled in by the server (`say(key, name=...)`); the strings the browser translates
 (`t(key)`) have none. The Chinese follows the field's usage in Chinese write-ups on in-context learning:
 上下文学习 (ICL), 零样本 / 少样本, 任务嵌入, 注意力头, 标签词, 锚点, 信息流, 秩一更新, 隐式上下文学习.
+
+The backend's errors are keyed by their code, "error.<code>": the English is the backend's own message
+(`core.errors.MESSAGES`), the Chinese is written here with the same placeholders (`messages.translated_error`).
 """
 
 from __future__ import annotations
+
+from icr_app.core.errors import MESSAGES
 
 EN: dict[str, str] = {
     "language": "Language",
@@ -148,7 +153,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "site.empty": "SITE is not built for this task yet",
     "site.steps": "training steps",
     "site.build": "Build SITE",
-    "site.map": "α per layer and head",
+    "site.figure": "α per layer and head",
     "site.load": "load a SITE task (.safetensors)",
     "site.building": "building SITE",
     "site.summary": "SITE for **{task}**: {n_prompts} prompts × {n_demos} demos, {objective} objective; {steps} steps "
@@ -171,8 +176,8 @@ build the methods that learn from the examples → open the tabs below to see *w
     "lora.not_built": "_not built for this task yet_",
     "lora.steps": "at most this many training steps",
     "lora.train": "Fine-tune LoRA",
-    "lora.curve": "training loss and validation accuracy",
-    "lora.params": "trained parameters, LoRA and SITE",
+    "lora.figure": "training loss and validation accuracy",
+    "lora.second": "trained parameters, LoRA and SITE",
     "lora.load": "load a LoRA adapter (.safetensors)",
     "lora.training": "training LoRA",
     "lora.summary": "LoRA for **{task}**: {n:,} trained parameters (rank {r} on {modules}); {steps} steps, kept step "
@@ -449,6 +454,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "evaluate.col.gold": "gold",
     "evaluate.col.right": "right",
     "evaluate.ns": ", ns",
+    **{f"error.{code}": message for code, message in MESSAGES.items()},
 }
 
 ZH: dict[str, str] = {
@@ -580,7 +586,7 @@ ZH: dict[str, str] = {
     "site.empty": "尚未为此任务构建 SITE",
     "site.steps": "训练步数",
     "site.build": "构建 SITE",
-    "site.map": "每层每个注意力头的 α",
+    "site.figure": "每层每个注意力头的 α",
     "site.load": "加载 SITE 任务（.safetensors）",
     "site.building": "正在构建 SITE",
     "site.summary": "**{task}** 的 SITE：{n_prompts} 个提示 × {n_demos} 个示例，{objective} 目标；{steps} 步"
@@ -599,8 +605,8 @@ ZH: dict[str, str] = {
     "lora.not_built": "_尚未为此任务构建_",
     "lora.steps": "最多训练这么多步",
     "lora.train": "微调 LoRA",
-    "lora.curve": "训练损失和验证准确率",
-    "lora.params": "训练参数量：LoRA 与 SITE",
+    "lora.figure": "训练损失和验证准确率",
+    "lora.second": "训练参数量：LoRA 与 SITE",
     "lora.load": "加载 LoRA 适配器（.safetensors）",
     "lora.training": "正在训练 LoRA",
     "lora.summary": "**{task}** 的 LoRA：训练 {n:,} 个参数（秩 {r}，作用于 {modules}）；共 {steps} 步，保留第 {best} 步"
@@ -854,6 +860,70 @@ ZH: dict[str, str] = {
     "evaluate.col.gold": "标准答案",
     "evaluate.col.right": "答对的方法",
     "evaluate.ns": "，不显著",
+    "error.task.empty": "{file}：没有找到示例（文件或表格为空）",
+    "error.task.no_records": "{file}：没有找到示例",
+    "error.task.too_many_rows": "{file}：共 {n} 行，超过了 {max} 行的上限",
+    "error.task.blank_rows": "{file}：有 {n} 行的输入或输出为空（第 {rows} 行）",
+    "error.task.too_few": "{file}：至少需要 2 个示例，现在只有 {n} 个",
+    "error.task.one_label": "{file}：每个示例的标签都是“{label}”；分类任务至少需要两个标签"
+                            "（如果这是生成任务，请把任务类型设为 open）",
+    "error.task.no_such_column": "没有名为“{want}”的 {role} 列；现有的列是：{columns}",
+    "error.task.no_column": "没有找到 {role} 列；请把列命名为 {names} 之一（现有的列：{columns}）",
+    "error.task.not_records": "每条记录都必须是带有 input 和 output 字段的对象",
+    "error.task.too_big": "{file}：{mb:.1f} MB，超过了 {max} MB 的上限",
+    "error.task.not_utf8": "{file}：不是 UTF-8 文本（第 {byte} 个字节）；请把文件另存为 UTF-8",
+    "error.task.empty_file": "{file}：文件是空的",
+    "error.task.malformed_table": "{file}：{format} 格式有误：{err}",
+    "error.task.no_header": "{file}：没有表头行",
+    "error.task.extra_fields": "{file}：有些行的字段比表头多",
+    "error.task.malformed_json": "{file}：JSON 格式有误（第 {line} 行）：{err}",
+    "error.task.malformed_jsonl": "{file}：JSON 格式有误（第 {line} 行）：{err}",
+    "error.task.not_a_list": '{file}：JSON 必须是由 {{"input", "output"}} 对象组成的列表',
+    "error.task.file_type": "{file}：不支持的文件类型“{ext}”；请使用 .csv、.tsv、.json 或 .jsonl",
+    "error.task.no_such_file": "{file}：没有这个文件（内置任务：{names}）",
+    "error.task.no_builtin": "没有名为“{name}”的内置任务（内置任务：{names}）",
+    "error.task.classification_only": "{file}：锚点分析需要分类任务（标签词）",
+    "error.task.empty_folder": "{folder}：这个文件夹里没有任务文件（{suffixes}）",
+    "error.task.named_twice": "有不止一个任务名为 {names}：结果按任务名保存",
+    "error.label.no_tokens": "标签“{label}”分词后为空",
+    "error.label.same_tokens": "标签“{a}”和“{b}”分词后是相同的词元，模型无法区分它们；请重命名其中一个",
+    "error.label.site_first_token": "SITE 的首词元目标无法区分第一个词元相同的标签；请使用整个答案的目标"
+                                    "（--site-objective answer），或重命名一个标签",
+    "error.label.anchors_first_token": "锚点分析只看答案的第一个词元，而有两个标签的第一个词元相同；请重命名标签，"
+                                       "使它们的第一个词元不同",
+    "error.label.unmatched": "有个示例的标签没有对应到任何词元；标签是空的吗？",
+    "error.artefact.unreadable": "{file}：不是可读取的 ICL Lab 文件：{err}",
+    "error.artefact.corrupted": "{file}：不是可读取的 ICL Lab 文件（损坏或被截断？）：{err}",
+    "error.artefact.not_ours": "{file}：不是 ICL Lab 文件",
+    "error.artefact.old_format": "{file}：不是 ICL Lab 文件（格式为 {found!r}，应为 {expected!r}）；"
+                                 "旧版本的文件需要重新构建",
+    "error.artefact.no_such_file": "{file}：没有这个文件",
+    "error.artefact.other_kind": "{file}：这是 {found!r} 文件，不是 {kind!r} 文件",
+    "error.artefact.unknown_kind": "{file}：这是 {kind!r} 文件，没有已注册的方法能读取它",
+    "error.artefact.checksum": "{file}：张量数据与校验和不符（文件已损坏）",
+    "error.artefact.bad_meta": "{file}：元数据无法读取：{err}",
+    "error.artefact.not_json": "{file} 含有 {constant}，这不是合法的 JSON；请重新写入（用 null，不要用 NaN）",
+    "error.artefact.other_model": "{file} 是为模型 {found} 制作的，不是当前加载的 {loaded}；请为这个模型重新构建",
+    "error.artefact.inconsistent": "{file}：{what} 文件不完整或前后不一致：{err}",
+    "error.artefact.built_for_other_model": "这个 {what} 是为模型 {found}{found_shapes} 构建的，但当前加载的模型是 "
+                                            "{loaded}{loaded_shapes}；请为这个模型重新构建",
+    "error.artefact.trained_for_other_model": "这个 {what} 是在模型 {found}{found_shapes} 上训练的，但当前加载的模型是 "
+                                              "{loaded}{loaded_shapes}；请为这个模型重新训练",
+    "error.lora.tensors_mismatch": "适配器的张量与这个模型的层不匹配（{n} 个张量，应为 {expected} 个）",
+    "error.lora.config_fields": "LoRA 配置不可用：{fields} 缺失或类型不对",
+    "error.lora.config": "LoRA 配置不可用：{err}",
+    "error.lora.config_settings": "LoRA 配置含有 ICL Lab 不使用的设置：{settings}",
+    "error.icr.no_folder": "ICR 路由器文件夹 {folder}：没有这个文件夹",
+    "error.icr.not_in_folder": "文件夹 {folder} 中没有模型 {model} 的 ICR 路由器（其中的路由器：{there}）；可以用 "
+                               "`{command}` 训练一个",
+    "error.icr.not_shipped": "模型“{model}”没有随应用提供预训练的 ICR 路由器（已提供的模型：{shipped}）；可以用 "
+                             "`{command}` 训练一个，再用 --icr-router 或 $ICL_LAB_ROUTERS 指向它的文件夹（或存放多个"
+                             "路由器的文件夹）",
+    "error.model.needs_offload": "{name} 的设备映射会把权重放到磁盘上；请加上 --offload-folder DIR",
+    "error.model.too_large": "模型 {name} 在 {dtype} 下需要在设备 {device} 上占用 {need}（共 {total}，按配置估算），"
+                             "但那里只有 {limit} 可用。能让它放得下的参数：{flags}",
+    "error.model.too_large_all": "模型 {name} 在 {dtype} 下需要在允许的设备上占用 {need}（共 {total}，按配置估算），"
+                                 "但那里只有 {limit} 可用。能让它放得下的参数：{flags}",
 }
 
 STRINGS = {"en": EN, "zh-CN": ZH}

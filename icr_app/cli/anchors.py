@@ -23,7 +23,7 @@ from icr_app.core.tasks import Task, TaskError
 def _setup(args: argparse.Namespace) -> tuple[LoadedModel, Task]:
     task = task_from_args(args)
     if task.kind != "classification":
-        raise TaskError(f"{task.name}: the anchors analyses need a classification task (label words)")
+        raise TaskError("task.classification_only", file=task.name)
     return model_from_args(args), task
 
 

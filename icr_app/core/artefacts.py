@@ -23,10 +23,12 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from icr_app.core.errors import UserError
+
 FORMAT = "icl-lab/1"
 
 
-class ArtefactError(ValueError):
+class ArtefactError(UserError):
     """An artefact that is missing, truncated, corrupted, of another kind, or otherwise unreadable."""
 
 
@@ -52,7 +54,7 @@ def checksum(tensors: dict[str, torch.Tensor]) -> str:
 
 
 def _refuse_constant(where: str, constant: str) -> None:
-    raise ArtefactError(f"{where} holds {constant}, which is not valid JSON; write it again (null, not NaN)")
+    raise ArtefactError("artefact.not_json", file=where, constant=constant)
 
 
 def save_artefact(path: str | Path, kind: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any],
@@ -78,7 +80,7 @@ def _header(path: str | Path) -> dict[str, str]:
         with safe_open(str(path), framework="pt") as f:
             return f.metadata() or {}
     except Exception as err:  # safetensors raises several types for missing, cut or garbled files
-        raise ArtefactError(f"{Path(path).name}: not a readable ICL Lab file: {err}") from None
+        raise ArtefactError("artefact.unreadable", file=Path(path).name, err=str(err)) from None
 
 
 def artefact_fingerprint(path: str | Path) -> str:
@@ -90,7 +92,7 @@ def artefact_kind(path: str | Path) -> str:
     """What an ICL Lab file holds (its `kind`), read from its header alone; ArtefactError when it is not one."""
     header = _header(path)
     if header.get("format") != FORMAT or "kind" not in header:
-        raise ArtefactError(f"{Path(path).name}: not an ICL Lab artefact")
+        raise ArtefactError("artefact.not_ours", file=Path(path).name)
     return header["kind"]
 
 
@@ -98,26 +100,24 @@ def load_artefact(path: str | Path, kind: str, fingerprint: str | None = None, d
     """Read and verify an artefact of `kind`; with `fingerprint`, refuse one made for another model."""
     path = Path(path)
     if not path.is_file():
-        raise ArtefactError(f"{path}: no such file")
+        raise ArtefactError("artefact.no_such_file", file=str(path))
     try:
         with safe_open(str(path), framework="pt", device=device) as f:
             header = f.metadata() or {}
             tensors = {k: f.get_tensor(k) for k in f.keys()}
     except Exception as err:  # safetensors raises several types for cut or garbled files
-        raise ArtefactError(f"{path.name}: not a readable ICL Lab file (corrupted or truncated?): {err}") from None
+        raise ArtefactError("artefact.corrupted", file=path.name, err=str(err)) from None
     if header.get("format") != FORMAT:
-        raise ArtefactError(f"{path.name}: not an ICL Lab artefact (format {header.get('format')!r}, expected "
-                            f"{FORMAT!r}); files from older versions must be built again")
+        raise ArtefactError("artefact.old_format", file=path.name, found=header.get("format"), expected=FORMAT)
     if header.get("kind") != kind:
-        raise ArtefactError(f"{path.name}: a {header.get('kind')!r} file, not a {kind!r} file")
+        raise ArtefactError("artefact.other_kind", file=path.name, found=header.get("kind"), kind=kind)
     if header.get("sha256") != checksum(tensors):
-        raise ArtefactError(f"{path.name}: the tensor data does not match its checksum (the file is corrupted)")
+        raise ArtefactError("artefact.checksum", file=path.name)
     try:
         meta = json.loads(header["meta"], parse_constant=lambda c: _refuse_constant(path.name, c))
     except (KeyError, json.JSONDecodeError) as err:
-        raise ArtefactError(f"{path.name}: unreadable metadata: {err}") from None
+        raise ArtefactError("artefact.bad_meta", file=path.name, err=str(err)) from None
     found = header.get("fingerprint", "")
     if fingerprint is not None and found != fingerprint:
-        raise ArtefactModelError(f"{path.name} was made for model {found}, not the loaded {fingerprint}; "
-                                 "build it again for this model")
+        raise ArtefactModelError("artefact.other_model", file=path.name, found=found, loaded=fingerprint)
     return Artefact(kind, tensors, meta, found)

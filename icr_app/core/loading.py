@@ -23,11 +23,13 @@ from accelerate import init_empty_weights
 from accelerate.utils import compute_module_sizes, convert_file_size_to_int, get_max_memory
 from transformers import AutoConfig, AutoModelForCausalLM
 
+from icr_app.core.errors import UserError
+
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")  # accelerate spreads the model itself
 
 
-class ModelTooLargeError(ValueError):
+class ModelTooLargeError(UserError):
     """The model does not fit in the memory the loading options allow; the message says what would."""
 
 
@@ -153,19 +155,20 @@ def check_fits(name: str, path: str | Path, options: LoadOptions, **kwargs: Any)
     have = {k: v for k, v in get_max_memory(options.memory()).items() if k != "disk"}
     for device, need in _needs(sizes, options.device_map_arg()).items():
         if device == "disk" and not options.offload_folder:
-            raise ModelTooLargeError(f"the device map of {name} sends weights to disk; give --offload-folder DIR")
+            raise ModelTooLargeError("model.needs_offload", name=name)
         if device == "disk" or (device == "all" and options.offload_folder):
             continue
         limit = sum(have.values()) if device == "all" else have.get(_device_key(device), 0)
         if need > limit:
-            raise ModelTooLargeError(_refusal(name, dtype, sizes[""], need, device, limit))
+            raise _refusal(name, dtype, sizes[""], need, device, limit)
 
 
-def _refusal(name: str, dtype: torch.dtype, total: int, need: int, device: Any, limit: int) -> str:
-    where = "the devices allowed" if device == "all" else f"device {device}"
+def _refusal(name: str, dtype: torch.dtype, total: int, need: int, device: Any, limit: int) -> ModelTooLargeError:
     tips = ["--dtype bfloat16 (half the bytes of float32)"] if dtype.itemsize > 2 else []
     tips += ["--device-map auto with a larger --max-memory (e.g. 0=...,1=...,cpu=...) to spread it over GPUs and "
              "the CPU", "--device-map auto --offload-folder DIR to offload what does not fit to disk"]
-    return (f"model {name} needs {_gib(need)} on {where} in {dtype_name(dtype)} "
-            f"({_gib(total)} in all, estimated from its config), but only {_gib(limit)} is available there. "
-            f"Flags that would make it fit: " + "; ".join(tips))
+    sizes = {"name": name, "need": _gib(need), "dtype": dtype_name(dtype), "total": _gib(total), "limit": _gib(limit),
+             "flags": "; ".join(tips)}
+    if device == "all":
+        return ModelTooLargeError("model.too_large_all", **sizes)
+    return ModelTooLargeError("model.too_large", device=device, **sizes)

@@ -21,6 +21,7 @@ from torch.utils.checkpoint import checkpoint
 from transformers import DynamicCache
 
 from icr_app.core.adapter import Adapter
+from icr_app.core.errors import UserError
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import answer_text
 
@@ -31,7 +32,7 @@ def no_intervention() -> Intervention:
     return nullcontext({})
 
 
-class LabelError(ValueError):
+class LabelError(UserError):
     """The label set cannot be scored (e.g. two labels are the same token sequence)."""
 
 
@@ -123,12 +124,9 @@ def label_set(lm: LoadedModel, labels: list[str], end: str | None = None) -> Lab
     seen: dict[tuple[int, ...], str] = {}
     for lab, t in zip(labels, ids):
         if not t:
-            raise LabelError(f"label '{lab}' tokenises to nothing")
+            raise LabelError("label.no_tokens", label=lab)
         if t in seen:
-            raise LabelError(
-                f"labels '{seen[t]}' and '{lab}' tokenise to the same tokens, so the model cannot tell "
-                "them apart; rename one of them"
-            )
+            raise LabelError("label.same_tokens", a=seen[t], b=lab)
         seen[t] = lab
     end_ids = None
     if end:

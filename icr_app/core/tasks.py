@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from icr_app.core.errors import UserError
 from icr_app.core.paths import ASSETS
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -28,7 +29,7 @@ MAX_CLASSES = 32
 TaskKind = Literal["classification", "open"]
 
 
-class TaskError(ValueError):
+class TaskError(UserError):
     """A task file or table that cannot be used, with a message meant for the user."""
 
 
@@ -73,9 +74,9 @@ def make_task(
 ) -> Task:
     """Validate (input, output) pairs and build a Task. Raises TaskError naming the bad rows."""
     if not pairs:
-        raise TaskError(f"{name}: no examples found (the file or table is empty)")
+        raise TaskError("task.empty", file=name)
     if len(pairs) > MAX_ROWS:
-        raise TaskError(f"{name}: {len(pairs)} rows is over the limit of {MAX_ROWS}")
+        raise TaskError("task.too_many_rows", file=name, n=len(pairs), max=MAX_ROWS)
     cleaned, blank = [], []
     for i, (x, y) in enumerate(pairs, start=1):
         x, y = ("" if x is None else str(x)).strip(), ("" if y is None else str(y)).strip()
@@ -84,16 +85,13 @@ def make_task(
         cleaned.append(Example(x, y))
     if blank:
         shown = ", ".join(map(str, blank[:10])) + (" ..." if len(blank) > 10 else "")
-        raise TaskError(f"{name}: {len(blank)} row(s) have a blank input or output (rows {shown})")
+        raise TaskError("task.blank_rows", file=name, n=len(blank), rows=shown)
     if len(cleaned) < 2:
-        raise TaskError(f"{name}: at least 2 examples are needed, got {len(cleaned)}")
+        raise TaskError("task.too_few", file=name, n=len(cleaned))
     resolved: TaskKind = infer_kind([e.output for e in cleaned]) if kind == "auto" else kind
     task = Task(name, tuple(cleaned), resolved)
     if resolved == "classification" and len(task.labels) < 2:
-        raise TaskError(
-            f"{name}: every example has the label '{task.labels[0]}'; a classification task needs at "
-            "least two labels (set the task type to 'open' if this is a generation task)"
-        )
+        raise TaskError("task.one_label", file=name, label=task.labels[0])
     return task
 
 
@@ -104,18 +102,16 @@ def _pick_column(columns: list[str], wanted: str | None, candidates: tuple[str, 
             return wanted
         if wanted.lower() in lower:
             return lower[wanted.lower()]
-        raise TaskError(f"no {role} column '{wanted}'; the columns are: {', '.join(columns)}")
+        raise TaskError("task.no_such_column", role=role, want=wanted, columns=", ".join(columns))
     for c in candidates:
         if c in lower:
             return lower[c]
-    raise TaskError(
-        f"no {role} column found; name one of {', '.join(candidates)} (columns are: {', '.join(columns)})"
-    )
+    raise TaskError("task.no_column", role=role, names=", ".join(candidates), columns=", ".join(columns))
 
 
 def _rows_from_records(records: list, input_col: str | None, output_col: str | None) -> list[tuple]:
     if not all(isinstance(r, dict) for r in records):
-        raise TaskError("each record must be an object with an input and an output field")
+        raise TaskError("task.not_records")
     columns = list(dict.fromkeys(k for r in records for k in r))
     xi = _pick_column(columns, input_col, INPUT_COLUMNS, "input")
     yi = _pick_column(columns, output_col, OUTPUT_COLUMNS, "output")
@@ -132,31 +128,31 @@ def parse_task_bytes(
     """Parse CSV, TSV, JSON (a list of records) or JSONL by file extension."""
     name = Path(filename).stem
     if len(data) > MAX_BYTES:
-        raise TaskError(f"{filename}: {len(data) / 1e6:.1f} MB is over the {MAX_BYTES // 2**20} MB limit")
+        raise TaskError("task.too_big", file=filename, mb=len(data) / 1e6, max=MAX_BYTES // 2**20)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise TaskError(f"{filename}: not UTF-8 text (byte {err.start}); save the file as UTF-8") from None
+        raise TaskError("task.not_utf8", file=filename, byte=err.start) from None
     if not text.strip():
-        raise TaskError(f"{filename}: the file is empty")
+        raise TaskError("task.empty_file", file=filename)
     ext = Path(filename).suffix.lower()
     if ext in (".csv", ".tsv"):
         reader = csv.DictReader(io.StringIO(text), delimiter="\t" if ext == ".tsv" else ",")
         try:
             records = list(reader)
         except csv.Error as err:
-            raise TaskError(f"{filename}: malformed {ext[1:].upper()}: {err}") from None
+            raise TaskError("task.malformed_table", file=filename, format=ext[1:].upper(), err=str(err)) from None
         if reader.fieldnames is None:
-            raise TaskError(f"{filename}: no header row")
+            raise TaskError("task.no_header", file=filename)
         if any(None in r for r in records):
-            raise TaskError(f"{filename}: some rows have more fields than the header")
+            raise TaskError("task.extra_fields", file=filename)
     elif ext == ".json":
         try:
             records = json.loads(text)
         except json.JSONDecodeError as err:
-            raise TaskError(f"{filename}: malformed JSON at line {err.lineno}: {err.msg}") from None
+            raise TaskError("task.malformed_json", file=filename, line=err.lineno, err=err.msg) from None
         if not isinstance(records, list):
-            raise TaskError(f"{filename}: JSON must be a list of {{\"input\", \"output\"}} objects")
+            raise TaskError("task.not_a_list", file=filename)
     elif ext == ".jsonl":
         records = []
         for i, line in enumerate(text.splitlines(), start=1):
@@ -164,11 +160,11 @@ def parse_task_bytes(
                 try:
                     records.append(json.loads(line))
                 except json.JSONDecodeError as err:
-                    raise TaskError(f"{filename}: malformed JSON on line {i}: {err.msg}") from None
+                    raise TaskError("task.malformed_jsonl", file=filename, line=i, err=err.msg) from None
     else:
-        raise TaskError(f"{filename}: unsupported file type '{ext}'; use .csv, .tsv, .json or .jsonl")
+        raise TaskError("task.file_type", file=filename, ext=ext)
     if not records:
-        raise TaskError(f"{filename}: no examples found")
+        raise TaskError("task.no_records", file=filename)
     return make_task(name, _rows_from_records(records, input_col, output_col), kind)
 
 
@@ -193,16 +189,16 @@ def load_task(
         return builtin_task(str(path), kind)
     p = Path(path)
     if not p.is_file():
-        raise TaskError(f"{path}: no such file (built-in tasks: {', '.join(builtin_names())})")
+        raise TaskError("task.no_such_file", file=str(path), names=", ".join(builtin_names()))
     if p.stat().st_size > MAX_BYTES:
-        raise TaskError(f"{p.name}: {p.stat().st_size / 1e6:.1f} MB is over the {MAX_BYTES // 2**20} MB limit")
+        raise TaskError("task.too_big", file=p.name, mb=p.stat().st_size / 1e6, max=MAX_BYTES // 2**20)
     return parse_task_bytes(p.read_bytes(), p.name, input_col, output_col, kind)
 
 
 def builtin_task(name: str, kind: TaskKind | Literal["auto"] = "auto") -> Task:
     path = BUILTIN_DIR / f"{name}.json"
     if not path.is_file():
-        raise TaskError(f"no built-in task '{name}' (built-in tasks: {', '.join(builtin_names())})")
+        raise TaskError("task.no_builtin", name=name, names=", ".join(builtin_names()))
     return parse_task_bytes(path.read_bytes(), path.name, kind=kind)
 
 

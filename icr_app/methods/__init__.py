@@ -81,4 +81,4 @@ def load_method(path: str | Path, lm: LoadedModel) -> Method:
     for spec in REGISTRY.values():
         if spec.artefact == kind and spec.load is not None:
             return spec.load(Path(path), lm)
-    raise ArtefactError(f"{Path(path).name}: a {kind!r} file, which no registered method reads")
+    raise ArtefactError("artefact.unknown_kind", file=Path(path).name, kind=kind)

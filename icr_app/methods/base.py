@@ -184,6 +184,40 @@ class BuildError(ValueError):
         self.entry, self.cause = entry, cause
 
 
+@dataclass(frozen=True)
+class BuildControl:
+    """A method tab's own Build button: one integer config field (`field`, e.g. "steps") set by a slider from `low`
+    to `high`, and an upload that loads a built file. The labels are the app's string keys: the slider's
+    (`label`), the button's, the upload's and the progress text's (`busy`)."""
+
+    field: str
+    low: int
+    high: int
+    label: str
+    button: str
+    upload: str
+    busy: str
+
+
+@dataclass(frozen=True)
+class MethodView:
+    """How the app shows a method's built state: data only, so the library needs neither gradio nor plotly.
+
+    The functions are named "module:function" and imported only by the app: `figure(state, say) -> Figure` and
+    `summary(state, say) -> str`, drawn in the visitor's language by `say` (`figures.say.Say`); optionally a
+    `second(state, built, say) -> Figure` and `notes(state, built, say) -> str` that read the visitor's other
+    built methods (`built`: method name -> Method). `key` prefixes the app's string keys of its tab:
+    "<key>.tab", "<key>.explain", "<key>.figure" and, with `second`, "<key>.second". `build`: its own Build
+    button, if it offers one."""
+
+    key: str
+    figure: str
+    summary: str
+    second: str | None = None
+    notes: str | None = None
+    build: BuildControl | None = None
+
+
 def build_spec(spec: MethodSpec, lm: LoadedModel, task: Task, config: Any, *, entry: str | None = None,
                answering: Answering | None = None, seed: int = 0, shots: int = SHOTS,
                progress: Progress = no_progress) -> Method:
@@ -210,8 +244,7 @@ class MethodSpec:
 
     build(context, config) -> a ready Method, learnt from `context.train`.
     presets: extra named starting points for the config, asked for as `<name>@<preset>` (e.g. `site@paper`).
-    tab: "module:function" of the method's app tab, imported only when the app is built (so `eval` never
-    imports gradio).
+    view: how the app shows a built copy (`MethodView`); None for a method the app shows no tab of its own for.
     kind: "baseline" (zero- and few-shot), "implicit" (implicit ICL), or "fine-tuning" (weights trained; shown
     as such in the app).
     """
@@ -226,4 +259,4 @@ class MethodSpec:
     instant: bool = False  # building costs nothing (no training on the task), so the app builds it per query
     artefact: str | None = None  # the kind of a built method's file (`Method.save`), which `load_method` goes by
     load: Callable[[Path, Any], Method] | None = None  # (path, lm) -> the method; refuses another model's file
-    tab: str | None = None
+    view: MethodView | None = None

@@ -46,7 +46,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template, sample_demos, sample_icl_prompts
 from icr_app.core.tasks import Example, Task
-from icr_app.methods.base import BuildContext, Method
+from icr_app.methods.base import BuildContext, Method, MethodView
 from icr_app.methods.last_token import (
     LastTokenEdit,
     LastTokenVector,
@@ -208,5 +208,7 @@ class FunctionVectorMethod(LastTokenEdit):
 SPEC = stateful_spec(
     FunctionVectorMethod, title="Function vector", config=FunctionVectorConfig, build=build, kind="implicit",
     description="the summed mean outputs of the heads with the largest causal effect, added at the last token",
-    tab="icr_app.methods.function_vector_panel:build_tab",
+    view=MethodView("fv", "icr_app.methods.function_vector_figures:aie_figure",
+                    "icr_app.methods.function_vector_figures:summary",
+                    notes="icr_app.methods.function_vector_figures:overlap_text"),
 )

@@ -105,8 +105,7 @@ class BuiltState:
     KIND: ClassVar[str]  # the artefact kind
     TITLE: ClassVar[str]  # how messages name it: "this {TITLE} was built for model ..."
     META: ClassVar[type[BuiltMeta]]
-    MADE: ClassVar[str] = "built for"  # how it came from its model, in messages
-    REDO: ClassVar[str] = "rebuild it"  # what the user should do about a mismatch
+    OTHER_MODEL: ClassVar[str] = "artefact.built_for_other_model"  # the error code of a mismatch (core.errors)
     meta: BuiltMeta
     fingerprint: str
 
@@ -161,8 +160,8 @@ class BuiltState:
         found, expected = self.shapes(), self.expected_shapes(lm)
         if self.fingerprint != lm.fingerprint or found != expected:
             ours, theirs = (f" ({_shape_text(s)})" if s else "" for s in (found, expected))
-            raise ArtefactModelError(f"this {self.TITLE} was {self.MADE} model {self.fingerprint}{ours}, but the "
-                                     f"loaded model is {lm.fingerprint}{theirs}; {self.REDO} for this model")
+            raise ArtefactModelError(self.OTHER_MODEL, what=self.TITLE, found=self.fingerprint, found_shapes=ours,
+                                     loaded=lm.fingerprint, loaded_shapes=theirs)
 
     def save(self, path: str | Path) -> Path:
         return save_artefact(path, self.KIND, self.stored_tensors(), self.meta_json(), self.fingerprint)
@@ -177,7 +176,7 @@ class BuiltState:
             state.meta.to_answering()
             state.check_consistent()
         except (KeyError, TypeError, ValueError) as err:
-            raise ArtefactError(f"{Path(path).name}: incomplete or inconsistent {cls.TITLE} file: {err}") from None
+            raise ArtefactError("artefact.inconsistent", file=Path(path).name, what=cls.TITLE, err=str(err)) from None
         if lm is not None:
             state.check_model(lm)
         return state

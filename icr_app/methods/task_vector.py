@@ -39,7 +39,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.tasks import Example, Task
-from icr_app.methods.base import BuildContext, Method
+from icr_app.methods.base import BuildContext, Method, MethodView
 from icr_app.methods.last_token import (
     LastTokenEdit,
     LastTokenVector,
@@ -152,5 +152,6 @@ class TaskVectorMethod(LastTokenEdit):
 SPEC = stateful_spec(
     TaskVectorMethod, title="Task vector", config=TaskVectorConfig, build=build, kind="implicit",
     description="a few-shot prompt's last-token state at one layer, written over the zero-shot query's there",
-    tab="icr_app.methods.task_vector_panel:build_tab",
+    view=MethodView("tv", "icr_app.methods.task_vector_figures:layer_figure",
+                    "icr_app.methods.task_vector_figures:summary"),
 )

@@ -1,14 +1,20 @@
-"""Figures for the applications of the anchors analysis: isolation, re-weighting, compression, confusion."""
+"""Figures for the applications of the anchors analysis: isolation, re-weighting, compression, confusion; and every
+figure of the analysis drawn from its views (`cached`: its results as JSON, shipped or computed)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from icr_app.analyses.anchors.compression import CompressionResult
+from icr_app.analyses.anchors.compression import CompressionResult, Variant
 from icr_app.analyses.anchors.confusion import ConfusionResult
+from icr_app.analyses.anchors.flow_figures import FlowGraph, anchor_flow_figure, flow_curves_figure
 from icr_app.analyses.anchors.isolation import IsolationRow
 from icr_app.analyses.anchors.reweighting import ReweightResult
+from icr_app.analyses.anchors.saliency import FlowResult
+from icr_app.figures.note import note_figure
 from icr_app.figures.say import Say
 
 
@@ -75,3 +81,34 @@ def confusion_figure(result: ConfusionResult, say: Say) -> go.Figure:
     fig.update_xaxes(title_text=say("fig.conf.predicted"), row=1, col=2)
     fig.update_layout(title=say("fig.conf.title", task=result.task, corr=corr))
     return fig
+
+
+def experiment_figure(kind: str, data: dict[str, Any], say: Say) -> go.Figure:
+    """One application's figure from its view: "re-weighting", "compression" or "confusion"."""
+    if kind == "re-weighting":
+        return reweight_figure([ReweightResult(**data)], say)
+    if kind == "compression":
+        return compression_figure(CompressionResult(**{**data, "variants": {
+            k: Variant(**v) for k, v in data["variants"].items()}}), say)
+    return confusion_figure(ConfusionResult(**data), say)
+
+
+def arcs_figure(views: dict[str, Any], say: Say, layer: int, head: int | None, threshold: float) -> go.Figure:
+    """The anchor flow of the views' first prompt (`flow_figures.anchor_flow_figure`); a note when there is none."""
+    flow = views.get("flow")
+    if flow is None:
+        return note_figure(say("anchors.no_flow"))
+    return anchor_flow_figure(FlowGraph(**flow["graph"]), say, layer, head, threshold)
+
+
+def view_figures(views: dict[str, Any], say: Say, layer: int, head: int | None, threshold: float, kind: str
+                 ) -> tuple[go.Figure, go.Figure, go.Figure, go.Figure]:
+    """The flow curves, the anchor flow, isolation and application `kind`, each drawn from its view; a note where
+    there is none."""
+    flow = views.get("flow")
+    curves = flow_curves_figure(FlowResult(**flow["result"]), say) if flow else note_figure(say("anchors.no_flow"))
+    iso = isolation_figure([IsolationRow(**r) for r in views["isolation"]], say) if "isolation" in views else \
+        note_figure(say("anchors.no_isolation"))
+    exp = experiment_figure(kind, views[kind], say) if kind in views else \
+        note_figure(say("anchors.not_run", kind=say(f"anchors.{kind}")))
+    return curves, arcs_figure(views, say, layer, head, threshold), iso, exp

@@ -69,7 +69,7 @@ def build_prompt(lm: LoadedModel, demos: list[Example], query: Example, template
         tuple(i for i, o in enumerate(offsets) if o[1] > o[0] and _overlaps(o, span)) for span in label_spans
     )
     if any(not toks for toks in label_tokens):
-        raise LabelError("a demonstration's label matched no token; is the label empty?")
+        raise LabelError("label.unmatched")
     taken = {p for toks in label_tokens for p in toks}
     fmt = tuple(
         i for i, o in enumerate(offsets)
@@ -106,10 +106,7 @@ def first_label_ids(lm: LoadedModel, labels: list[str]) -> torch.Tensor:
     """First answer token of each label; the anchors analyses score these, so they must differ."""
     ls = label_set(lm, labels)
     if not ls.first_token_unique:
-        raise LabelError(
-            "the anchors analyses score the first answer token, and two labels share it; "
-            "rename the labels so that their first tokens differ"
-        )
+        raise LabelError("label.anchors_first_token")
     return torch.tensor(ls.first_ids, device=lm.device)
 
 

@@ -1,1 +1,1 @@
-"""ICL as a rank-1 weight update (Dherin et al.): `analysis` checks it, `figures` draws it, `panel` is its tab."""
+"""ICL as a rank-1 weight update (Dherin et al.): `analysis` checks it, `figures` draws it for the app's tab."""

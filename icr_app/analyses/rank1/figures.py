@@ -6,9 +6,13 @@ the gap between the identity's rounding-level error and the context's effect, an
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 
+from icr_app.analyses.rank1 import cached
 from icr_app.analyses.rank1.analysis import Rank1Report
+from icr_app.figures.note import note_figure
 from icr_app.figures.say import Say
 
 _PROJ_COLOURS = {"gate": "#1f77b4", "up": "#ff7f0e", "fc": "#2ca02c"}
@@ -93,3 +97,21 @@ def transfer_figure(report: Rank1Report, say: Say) -> go.Figure:
         legend={"orientation": "h", "y": -0.2},
     )
     return fig
+
+
+def no_update_note(report: Rank1Report, say: Say) -> str:
+    """Which checked layers have no update and why; empty when every layer has one."""
+    if not report.no_update_layers:
+        return ""
+    return say("rank1.no_update", layers=", ".join(map(str, report.no_update_layers)))
+
+
+def view_figures(views: dict[str, Any], say: Say, layer: int) -> tuple:
+    """The four figures drawn from the rank-1 view (`cached`; a note each when there is none) at `layer` (the last
+    checked one when it is past them), then `no_update_note`."""
+    if "rank1" not in views:
+        return *(note_figure(say("rank1.empty")) for _ in range(4)), ""
+    report = cached.report(views["rank1"])
+    layer = min(layer, max(report.layers))
+    return (error_by_layer_figure(report, say), singular_values_figure(report, say, layer),
+            norm_vs_demos_figure(report, say, layer), transfer_figure(report, say), no_update_note(report, say))

@@ -2,9 +2,10 @@
 output of the query by calibrated per-layer coefficients.
 
 `method` builds and runs it (context vectors, injection, calibration), `artefact` is a calibrated one and its
-file, `figures` draws its coefficients and `panel` is its app tab.
+file, `figures` draws its coefficients and sums it up for the app's tab (`SPEC.view`).
 """
 
+from icr_app.methods.base import MethodView
 from icr_app.methods.i2cl.method import I2CLConfig, I2CLMethod, build
 from icr_app.methods.state import stateful_spec
 
@@ -12,5 +13,5 @@ SPEC = stateful_spec(
     I2CLMethod, title="I2CL (context vectors)", config=I2CLConfig, build=build, kind="implicit",
     description="demonstrations' mean attention and MLP outputs mixed into every query position by calibrated "
                 "per-layer coefficients",
-    tab="icr_app.methods.i2cl.panel:build_tab",
+    view=MethodView("i2cl", "icr_app.methods.i2cl.figures:coefficient_figure", "icr_app.methods.i2cl.figures:summary"),
 )

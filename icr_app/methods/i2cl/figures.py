@@ -34,3 +34,9 @@ def coefficient_figure(state: I2CLState, say: Say) -> go.Figure:
                                 calibrated=m.calibrated_loss, steps=m.steps),
                       margin={"l": 60, "r": 20, "t": 80, "b": 40})
     return fig
+
+
+def summary(state: I2CLState, say: Say) -> str:
+    m = state.meta
+    return say("i2cl.summary", task=m.task, n_demos=m.n_demos, n_cal=m.n_calibration, steps=m.steps, loss=m.loss,
+               s=m.build_s)

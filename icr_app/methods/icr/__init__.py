@@ -1,8 +1,8 @@
 """ICR, in-context routing: a router trained once biases attention along principal ICL directions (PIDs).
 
 `pids` extracts the directions, `routing` is the attention edit, `router` the network and its artefact,
-`train` trains it (`icl-lab icr train`), `method` runs it, `figures` draws α and γ,
-and `panel` is its app tab. `icr_app/assets/icr/<model>/` holds the router shipped for a built-in model.
+`train` trains it, `method` runs it, `figures` draws α and γ
+(the app's ICR tab shows them). `icr_app/assets/icr/<model>/` holds the router shipped for a built-in model.
 """
 
 from icr_app.methods.base import MethodSpec
@@ -13,5 +13,4 @@ SPEC = MethodSpec(
     artefact=ARTEFACT, load=ICRMethod.load,
     description="a router trained once on other tasks bends attention along principal ICL directions; "
                 "no examples at inference",
-    tab="icr_app.methods.icr.panel:build_tab",
 )

@@ -62,7 +62,7 @@ class ICRMethod(Method):
             router = ICRRouter.from_weights(lm, pids, weights, art.meta["router"])
             answering = answering_of(art.meta["answering"])
         except (KeyError, TypeError, ValueError, RuntimeError) as err:  # load_state_dict raises RuntimeError
-            raise ArtefactError(f"{Path(path).name}: incomplete or inconsistent ICR file: {err}") from None
+            raise ArtefactError("artefact.inconsistent", file=Path(path).name, what="ICR", err=err) from None
         return cls(lm, answering, router)
 
 

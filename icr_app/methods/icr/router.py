@@ -230,14 +230,14 @@ def find_router(lm: LoadedModel, folder: str | Path) -> Path:
     if (folder / FILE).is_file():
         return folder
     if not folder.is_dir():
-        raise ArtefactError(f"ICR router folder {folder}: no such folder")
+        raise ArtefactError("icr.no_folder", folder=str(folder))
     found = {sub: artefact_fingerprint(sub / FILE) for sub in sorted(folder.iterdir()) if (sub / FILE).is_file()}
     for sub, fingerprint in found.items():
         if fingerprint == lm.fingerprint:
             return sub
     there = ", ".join(f"{sub.name} ({fp})" for sub, fp in found.items()) or "none"
-    raise ArtefactError(f"no ICR router for model {lm.fingerprint} in {folder} (routers there: {there}); train one "
-                        f"with `icl-lab icr train --model {lm.name} --domains ... --out {folder / 'NAME'}`")
+    raise ArtefactError("icr.not_in_folder", model=lm.fingerprint, folder=str(folder), there=there,
+                        command=f"icl-lab icr train --model {lm.name} --domains ... --out {folder / 'NAME'}")
 
 
 def pretrained_folder(lm: LoadedModel) -> Path:
@@ -248,9 +248,8 @@ def pretrained_folder(lm: LoadedModel) -> Path:
     folder = PRETRAINED / lm.name
     if folder.parent != PRETRAINED or not (folder / FILE).is_file():
         shipped = sorted(p.parent.name for p in PRETRAINED.glob(f"*/{FILE}"))
-        raise ArtefactError(f"no pretrained ICR router ships for model '{lm.name}' (routers ship for: "
-                            f"{', '.join(shipped)}); train one with `icl-lab icr train --model {lm.name} ...` and "
-                            "name its folder (or a folder of routers) with --icr-router or $ICL_LAB_ROUTERS")
+        raise ArtefactError("icr.not_shipped", model=lm.name, shipped=", ".join(shipped),
+                            command=f"icl-lab icr train --model {lm.name} ...")
     return folder
 
 

@@ -27,3 +27,8 @@ def sweep_figure(state: ICVState, say: Say) -> go.Figure:
                       xaxis_title=say("fig.icv.strength"), yaxis_title=say("fig.val_accuracy"),
                       yaxis={"range": [-0.02, 1.02]}, margin={"l": 60, "r": 20, "t": 60, "b": 40})
     return fig
+
+
+def summary(state: ICVState, say: Say) -> str:
+    m = state.meta
+    return say("icv.summary", task=m.task, n_demos=m.n_demos, strength=m.strength, n_val=m.n_val, s=m.build_s)

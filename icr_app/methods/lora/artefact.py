@@ -43,16 +43,16 @@ def config_from_json(stored: dict[str, Any]) -> LoraConfig:
     """The LoraConfig a stored one describes; ArtefactError for anything `peft_config` would not have written."""
     wrong = [k for k, kind in _SET_FIELDS.items() if not isinstance(stored.get(k), kind)]
     if wrong or not all(isinstance(t, str) for t in stored["target_modules"]):
-        raise ArtefactError(f"unusable LoRA config: {', '.join(wrong) or 'target_modules'} missing or mistyped")
+        raise ArtefactError("lora.config_fields", fields=", ".join(wrong) or "target_modules")
     try:
         config = LoraConfig(**{k: stored[k] for k in _SET_FIELDS})
     except (TypeError, ValueError) as err:
-        raise ArtefactError(f"unusable LoRA config: {err}") from None
+        raise ArtefactError("lora.config", err=str(err)) from None
     expected = config_json(config)
     odd = sorted(k for k in stored.keys() | expected.keys()
                  if k not in _INFO_FIELDS and stored.get(k) != expected.get(k))
     if odd:
-        raise ArtefactError(f"LoRA config with settings ICL Lab does not use: {', '.join(odd)}")
+        raise ArtefactError("lora.config_settings", settings=", ".join(odd))
     return config
 
 
@@ -65,8 +65,7 @@ class LoraState(BuiltState):
     KIND = "lora"
     TITLE = "LoRA adapter"
     META = LoraMeta
-    MADE = "trained on"
-    REDO = "train it again"
+    OTHER_MODEL = "artefact.trained_for_other_model"
 
     tensors: dict[str, torch.Tensor]
     peft: dict[str, Any]

@@ -1,4 +1,5 @@
-"""Plotly figures of a trained LoRA adapter: its training curve, and what it trains beside SITE."""
+"""What the app shows of a trained LoRA adapter: its training curve, what it trains beside SITE (Plotly), and a
+one-line summary."""
 
 from __future__ import annotations
 
@@ -44,3 +45,17 @@ def parameter_bars(lora: int, site: int | None, say: Say) -> go.Figure:
     fig.update_layout(title=title, yaxis_title=say("fig.lora.params_log"), yaxis_type="log",
                       xaxis_title=say("fig.method"), margin={"l": 60, "r": 20, "t": 60, "b": 40})
     return fig
+
+
+def beside_site(adapter: LoraState, built: dict, say: Say) -> go.Figure:
+    """LoRA's trained parameters beside SITE's, when the visitor built SITE for this model too."""
+    site = built.get("site")
+    return parameter_bars(adapter.n_parameters, None if site is None else site.trainable_parameters, say)
+
+
+def summary(adapter: LoraState, say: Say) -> str:
+    m, c, cfg = adapter.meta, adapter.meta.curve, adapter.peft
+    best = c.val_step.index(c.best_step)
+    return say("lora.summary", task=m.task, n=adapter.n_parameters, r=cfg["r"],
+               modules=", ".join(cfg["target_modules"]), steps=len(c.train_loss), best=c.best_step,
+               loss=c.val_loss[best], acc=c.val_accuracy[best], s=m.build_s)

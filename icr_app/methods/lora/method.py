@@ -111,8 +111,7 @@ def merged_model(lm: LoadedModel, adapter: LoraState) -> LoadedModel:
     expected = {k: tuple(v.shape) for k, v in get_peft_model_state_dict(peft_model).items()}
     found = {k: tuple(v.shape) for k, v in adapter.tensors.items()}
     if found != expected:
-        raise ArtefactError(f"the adapter's tensors do not fit this model's layers ({len(found)} tensors, "
-                            f"{len(expected)} expected)")
+        raise ArtefactError("lora.tensors_mismatch", n=len(found), expected=len(expected))
     set_peft_model_state_dict(peft_model, adapter.tensors)
     for module in peft_model.modules():
         if isinstance(module, LoraLayer):  # merging writes into the base weight: make it this copy's own

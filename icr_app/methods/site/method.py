@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -90,8 +90,7 @@ def build(ctx: BuildContext, cfg: SiteConfig) -> SiteMethod:
     base = Method(lm, answering)
     ls = base.label_set
     if cfg.objective == "first-token" and ls is not None and not ls.first_token_unique:
-        raise LabelError("SITE's first-token objective cannot tell apart labels that share their first token; use "
-                         "the whole-answer objective (--site-objective answer) or rename a label")
+        raise LabelError("label.site_first_token")
     fit, val = _holdout(train, cfg, seed)
     t = task_embeddings(lm, sample_icl_prompts(train, base.template, cfg.n_prompts, cfg.n_demos, seed),
                         progress=progress)
@@ -126,6 +125,11 @@ class SiteMethod(StatefulMethod):
 
     def decode_intervention(self, queries: list[str]) -> Intervention:
         return inject(self.lm, self.state.t, self.state.alpha) if self.decode_inject else no_intervention()
+
+    def scaled(self, strength: float) -> SiteMethod:
+        """This SITE with every head's weight α multiplied by `strength` (0: almost zero-shot, 1: as built)."""
+        alpha = (self.state.alpha * float(strength)).clamp(1e-6, 1 - 1e-6)  # logit stays finite
+        return SiteMethod(self.lm, replace(self.state, theta=torch.logit(alpha)), self.decode_inject)
 
 
 PAPER = ("the paper's setting: M=50, N=10, 400 steps of batch 1", SiteConfig.paper)

@@ -1,14 +1,13 @@
-"""The function vector's tab: the indirect-effect map of the visitor's built function vector (from "Build selected
-methods") with its top-k heads marked, their overlap with SITE's heads when SITE is built too, and its file."""
+"""What the app shows of a built function vector: the indirect-effect map with its top-k heads marked (Plotly), their
+overlap with SITE's heads when SITE is built too, and a one-line summary."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
 from icr_app.figures.heads import head_map
 from icr_app.figures.say import Say
-from icr_app.methods.function_vector import FunctionVectorMethod, FunctionVectorState, site_overlap
+from icr_app.methods.function_vector import FunctionVectorState, site_overlap
 
 
 def aie_figure(fv: FunctionVectorState, say: Say) -> go.Figure:
@@ -25,7 +24,7 @@ def aie_figure(fv: FunctionVectorState, say: Say) -> go.Figure:
     return fig
 
 
-def overlap_text(fv: FunctionVectorState, built: dict) -> str:
+def overlap_text(fv: FunctionVectorState, built: dict, say: Say) -> str:
     """FV's top-k heads against SITE's top-k by α, when the visitor has built SITE on this task too."""
     site = built.get("site")
     if site is None:
@@ -35,13 +34,8 @@ def overlap_text(fv: FunctionVectorState, built: dict) -> str:
     return say("fv.overlap", n=len(shared), k=len(fv.heads), listed=listed)
 
 
-def summary(fv: FunctionVectorState) -> str:
+def summary(fv: FunctionVectorState, say: Say) -> str:
     m = fv.meta
     heads = ", ".join(f"L{layer}H{head}" for layer, head in fv.heads)
     return say("fv.summary", task=m.task, n_prompts=m.n_prompts, n_corrupted=m.n_corrupted, n_demos=m.n_demos,
                k=m.top_k, heads=heads, layer=m.layer, n=fv.fv.numel(), s=m.build_s)
-
-
-def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, FunctionVectorMethod, t("fv.tab"), t("fv.explain"), t("fv.figure"), aie_figure,
-                     summary, overlap_text)

@@ -9,23 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 import gradio as gr
-import plotly.graph_objects as go
 from gradio.i18n import I18nData
 
 from icr_app.analyses.anchors import cached
-from icr_app.analyses.anchors.compression import CompressionResult, Variant
-from icr_app.analyses.anchors.confusion import ConfusionResult
-from icr_app.analyses.anchors.figures import compression_figure, confusion_figure, isolation_figure, reweight_figure
-from icr_app.analyses.anchors.flow_figures import FlowGraph, anchor_flow_figure, flow_curves_figure
-from icr_app.analyses.anchors.isolation import IsolationRow
-from icr_app.analyses.anchors.reweighting import ReweightResult
-from icr_app.analyses.anchors.saliency import FlowResult
-from icr_app.app.kit import JOBS, AppContext, Page, json_file, on, say, t
+from icr_app.analyses.anchors.figures import view_figures
+from icr_app.app.context import JOBS, AppContext, on
+from icr_app.app.exports import json_file
+from icr_app.app.i18n import say, t
+from icr_app.app.page import Page
 from icr_app.core.tasks import Task
-from icr_app.figures.note import note_figure
 
 ALL_HEADS = "all heads"
-
 
 
 def _classification(task: Task) -> None:
@@ -38,26 +32,9 @@ def heads(n_heads: int) -> list[tuple[I18nData | str, str]]:
     return [(t("anchors.all_heads"), ALL_HEADS), *((str(h), str(h)) for h in range(n_heads))]
 
 
-def experiment_figure(kind: str, data: dict[str, Any]) -> go.Figure:
-    if kind == "re-weighting":
-        return reweight_figure([ReweightResult(**data)], say)
-    if kind == "compression":
-        return compression_figure(CompressionResult(**{**data, "variants": {
-            k: Variant(**v) for k, v in data["variants"].items()}}), say)
-    return confusion_figure(ConfusionResult(**data), say)
-
-
 def figures(views: dict[str, Any], layer: int, head: int | None, threshold: float, kind: str) -> tuple:
-    """Every figure of the tab from its results (shipped or computed); a placeholder where there is none."""
-    flow = views.get("flow")
-    curves = flow_curves_figure(FlowResult(**flow["result"]), say) if flow else note_figure(say("anchors.no_flow"))
-    arcs = anchor_flow_figure(FlowGraph(**flow["graph"]), say, layer, head, threshold) if flow else \
-        note_figure(say("anchors.no_flow"))
-    iso = isolation_figure([IsolationRow(**r) for r in views["isolation"]], say) if "isolation" in views else \
-        note_figure(say("anchors.no_isolation"))
-    exp = experiment_figure(kind, views[kind]) if kind in views else \
-        note_figure(say("anchors.not_run", kind=say(f"anchors.{kind}")))
-    return curves, arcs, iso, exp
+    """Every figure of the tab from its results (shipped or computed), in the visitor's language."""
+    return view_figures(views, say, layer, head, threshold, kind)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:

@@ -1,12 +1,11 @@
-"""The task vector's tab: the visitor's built task vector (from "Build selected methods"), its layer sweep and file."""
+"""What the app shows of a built task vector: its layer sweep (Plotly) and a one-line summary."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from icr_app.app.kit import AppContext, Page, built_method_tab, say, t
 from icr_app.figures.say import Say
-from icr_app.methods.task_vector import TaskVectorMethod, TaskVectorState
+from icr_app.methods.task_vector import TaskVectorState
 
 
 def layer_figure(tv: TaskVectorState, say: Say) -> go.Figure:
@@ -26,12 +25,7 @@ def layer_figure(tv: TaskVectorState, say: Say) -> go.Figure:
     return fig
 
 
-def summary(tv: TaskVectorState) -> str:
+def summary(tv: TaskVectorState, say: Say) -> str:
     m = tv.meta
     return say("tv.summary", task=m.task, n_prompts=m.n_prompts, n_demos=m.n_demos, layer=m.layer, n_val=m.n_val,
                acc=float(tv.layer_accuracy[m.layer]), zs=m.zero_shot_val_accuracy, n=tv.theta.numel(), s=m.build_s)
-
-
-def build_tab(ctx: AppContext, page: Page) -> None:
-    built_method_tab(ctx, page, TaskVectorMethod, t("tv.tab"), t("tv.explain"), t("tv.figure"),
-                     layer_figure, summary)

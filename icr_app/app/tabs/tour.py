@@ -4,27 +4,19 @@ at once)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import gradio as gr
 import plotly.graph_objects as go
-import torch
 
-from icr_app.analyses.anchors.flow_figures import FlowGraph, anchor_flow_figure
-from icr_app.analyses.rank1 import cached as rank1_cached
-from icr_app.analyses.rank1.figures import singular_values_figure
+from icr_app.analyses.anchors.figures import arcs_figure
+from icr_app.analyses.rank1.figures import view_figures as rank1_figures
 from icr_app.app.built_tab import built_method
 from icr_app.app.context import AppContext, clip_query, on
 from icr_app.app.i18n import say, t
-from icr_app.app.messages import translated_error
 from icr_app.app.page import Page, predict_one
-from icr_app.core.artefacts import ArtefactError
+from icr_app.app.tabs.icr import routing_maps
 from icr_app.core.tasks import Task
 from icr_app.figures.note import note_figure
-from icr_app.methods.icr.figures import routing_figures
-from icr_app.methods.icr.method import cached_router
 from icr_app.methods.site.figures import alpha_heatmap
-from icr_app.methods.site.method import SiteMethod
 
 
 def _note(text: str) -> go.Figure:
@@ -49,33 +41,26 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         return _bars(rows, say("tour.versus", query=query[:50]))
 
     def step2(built: dict, query: str, strength: float) -> tuple[go.Figure, go.Figure]:
-        method = built_method(ctx, built, SiteMethod)
+        method = built_method(ctx, built, "site")
         if method is None or method.kind != "classification":
             text = say("tour.build_site")
             return _note(text), _note(text)
-        alpha = method.state.alpha * float(strength)
-        scaled = replace(method.state, theta=torch.logit(alpha.clamp(1e-6, 1 - 1e-6)))
-        probs = SiteMethod(ctx.lm, scaled).predict([clip_query(query)])[0].label_probs
+        probs = method.scaled(strength).predict([clip_query(query)])[0].label_probs
         return alpha_heatmap(method.state, say), _bars({say("tour.site_at", strength=float(strength)): probs},
                                                  say("tour.site_no_example"))
 
     def step3(query: str) -> go.Figure:
-        try:
-            return routing_figures(cached_router(ctx.lm), say, clip_query(query))[1]
-        except (OSError, ArtefactError) as err:
-            return _note(translated_error(str(err)))
+        return routing_maps(ctx, query, height=220)[1]
 
     def step4(views: dict, layer: int) -> go.Figure:
-        flow = views.get("flow")
-        if flow is None:
+        if "flow" not in views:
             return _note(say("tour.no_flow"))
-        return anchor_flow_figure(FlowGraph(**flow["graph"]), say, min(int(layer), ctx.lm.n_layers - 1), None, 0.2)
+        return arcs_figure(views, say, min(int(layer), ctx.lm.n_layers - 1), None, 0.2)
 
     def step5(views: dict, layer: int) -> go.Figure:
         if "rank1" not in views:
             return _note(say("tour.no_rank1"))
-        report = rank1_cached.report(views["rank1"])
-        return singular_values_figure(report, say, min(int(layer), max(report.layers)))
+        return rank1_figures(views, say, int(layer))[1]
 
     n_layers = ctx.lm.n_layers
     with gr.Tab(t("tour")):

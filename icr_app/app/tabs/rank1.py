@@ -9,33 +9,17 @@ from __future__ import annotations
 import gradio as gr
 
 from icr_app.analyses.rank1 import cached
-from icr_app.analyses.rank1.analysis import Rank1Report
-from icr_app.analyses.rank1.figures import (
-    error_by_layer_figure,
-    norm_vs_demos_figure,
-    singular_values_figure,
-    transfer_figure,
-)
-from icr_app.app.kit import JOBS, AppContext, Page, json_file, on, say, t
+from icr_app.analyses.rank1.figures import view_figures
+from icr_app.app.context import JOBS, AppContext, on
+from icr_app.app.exports import json_file
+from icr_app.app.i18n import say, t
+from icr_app.app.page import Page
 from icr_app.core.tasks import Task
-from icr_app.figures.note import note_figure
 
 
 def figures(views: dict, layer: int) -> tuple:
-    """The four figures, then the note on layers without an update (empty when every layer has one)."""
-    if "rank1" not in views:
-        return *(note_figure(say("rank1.empty")) for _ in range(4)), ""
-    report = cached.report(views["rank1"])
-    layer = min(layer, max(report.layers))
-    return (error_by_layer_figure(report, say), singular_values_figure(report, say, layer),
-            norm_vs_demos_figure(report, say, layer), transfer_figure(report, say), no_update_note(report))
-
-
-def no_update_note(report: Rank1Report) -> str:
-    """Which checked layers have no update and why, in the visitor's language; empty when every layer has one."""
-    if not report.no_update_layers:
-        return ""
-    return say("rank1.no_update", layers=", ".join(map(str, report.no_update_layers)))
+    """The four figures, then the note on layers without an update, in the visitor's language."""
+    return view_figures(views, say, layer)
 
 
 def build_tab(ctx: AppContext, page: Page) -> None:

@@ -1,0 +1,101 @@
+"""The errors a user can act on (a task file that cannot be used, labels the model cannot tell apart, a file made
+for another model, a model too large), each named by a code and carrying the details that fill its message.
+
+Every code's English message is written once, here (`MESSAGES`), so `str(err)` and the CLI read it; the page shows
+the same error in the visitor's language from its own template for the code (`app/strings.py`, "error.<code>",
+with the same placeholders), so rewording a message here never loses its translation.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+MESSAGES: dict[str, str] = {
+    # a task file or table (core.tasks, and the suite's list of tasks)
+    "task.empty": "{file}: no examples found (the file or table is empty)",
+    "task.no_records": "{file}: no examples found",
+    "task.too_many_rows": "{file}: {n} rows is over the limit of {max}",
+    "task.blank_rows": "{file}: {n} row(s) have a blank input or output (rows {rows})",
+    "task.too_few": "{file}: at least 2 examples are needed, got {n}",
+    "task.one_label": "{file}: every example has the label '{label}'; a classification task needs at least two "
+                      "labels (set the task type to 'open' if this is a generation task)",
+    "task.no_such_column": "no {role} column '{want}'; the columns are: {columns}",
+    "task.no_column": "no {role} column found; name one of {names} (columns are: {columns})",
+    "task.not_records": "each record must be an object with an input and an output field",
+    "task.too_big": "{file}: {mb:.1f} MB is over the {max} MB limit",
+    "task.not_utf8": "{file}: not UTF-8 text (byte {byte}); save the file as UTF-8",
+    "task.empty_file": "{file}: the file is empty",
+    "task.malformed_table": "{file}: malformed {format}: {err}",
+    "task.no_header": "{file}: no header row",
+    "task.extra_fields": "{file}: some rows have more fields than the header",
+    "task.malformed_json": "{file}: malformed JSON at line {line}: {err}",
+    "task.malformed_jsonl": "{file}: malformed JSON on line {line}: {err}",
+    "task.not_a_list": '{file}: JSON must be a list of {{"input", "output"}} objects',
+    "task.file_type": "{file}: unsupported file type '{ext}'; use .csv, .tsv, .json or .jsonl",
+    "task.no_such_file": "{file}: no such file (built-in tasks: {names})",
+    "task.no_builtin": "no built-in task '{name}' (built-in tasks: {names})",
+    "task.classification_only": "{file}: the anchors analyses need a classification task (label words)",
+    "task.empty_folder": "{folder}: no task files ({suffixes}) in this folder",
+    "task.named_twice": "more than one task named {names}: results are kept by task name",
+    # labels the model cannot score
+    "label.no_tokens": "label '{label}' tokenises to nothing",
+    "label.same_tokens": "labels '{a}' and '{b}' tokenise to the same tokens, so the model cannot tell them apart; "
+                         "rename one of them",
+    "label.site_first_token": "SITE's first-token objective cannot tell apart labels that share their first token; "
+                              "use the whole-answer objective (--site-objective answer) or rename a label",
+    "label.anchors_first_token": "the anchors analyses score the first answer token, and two labels share it; "
+                                 "rename the labels so that their first tokens differ",
+    "label.unmatched": "a demonstration's label matched no token; is the label empty?",
+    # an artefact file (core.artefacts, a method's built state)
+    "artefact.unreadable": "{file}: not a readable ICL Lab file: {err}",
+    "artefact.corrupted": "{file}: not a readable ICL Lab file (corrupted or truncated?): {err}",
+    "artefact.not_ours": "{file}: not an ICL Lab artefact",
+    "artefact.old_format": "{file}: not an ICL Lab artefact (format {found!r}, expected {expected!r}); files from "
+                           "older versions must be built again",
+    "artefact.no_such_file": "{file}: no such file",
+    "artefact.other_kind": "{file}: a {found!r} file, not a {kind!r} file",
+    "artefact.unknown_kind": "{file}: a {kind!r} file, which no registered method reads",
+    "artefact.checksum": "{file}: the tensor data does not match its checksum (the file is corrupted)",
+    "artefact.bad_meta": "{file}: unreadable metadata: {err}",
+    "artefact.not_json": "{file} holds {constant}, which is not valid JSON; write it again (null, not NaN)",
+    "artefact.other_model": "{file} was made for model {found}, not the loaded {loaded}; build it again for this "
+                            "model",
+    "artefact.inconsistent": "{file}: incomplete or inconsistent {what} file: {err}",
+    "artefact.built_for_other_model": "this {what} was built for model {found}{found_shapes}, but the loaded model "
+                                      "is {loaded}{loaded_shapes}; rebuild it for this model",
+    "artefact.trained_for_other_model": "this {what} was trained on model {found}{found_shapes}, but the loaded "
+                                        "model is {loaded}{loaded_shapes}; train it again for this model",
+    "lora.tensors_mismatch": "the adapter's tensors do not fit this model's layers ({n} tensors, {expected} "
+                             "expected)",
+    "lora.config_fields": "unusable LoRA config: {fields} missing or mistyped",
+    "lora.config": "unusable LoRA config: {err}",
+    "lora.config_settings": "LoRA config with settings ICL Lab does not use: {settings}",
+    # ICR's router
+    "icr.no_folder": "ICR router folder {folder}: no such folder",
+    "icr.not_in_folder": "no ICR router for model {model} in {folder} (routers there: {there}); train one with "
+                         "`{command}`",
+    "icr.not_shipped": "no pretrained ICR router ships for model '{model}' (routers ship for: {shipped}); train one "
+                       "with `{command}` and name its folder (or a folder of routers) with --icr-router or "
+                       "$ICL_LAB_ROUTERS",
+    # a model that does not fit
+    "model.needs_offload": "the device map of {name} sends weights to disk; give --offload-folder DIR",
+    "model.too_large": "model {name} needs {need} on device {device} in {dtype} ({total} in all, estimated from its "
+                       "config), but only {limit} is available there. Flags that would make it fit: {flags}",
+    "model.too_large_all": "model {name} needs {need} on the devices allowed in {dtype} ({total} in all, estimated "
+                           "from its config), but only {limit} is available there. Flags that would make it fit: "
+                           "{flags}",
+}
+
+
+class UserError(ValueError):
+    """An error the user can act on: `code` names its message (`MESSAGES`), `params` fill it in."""
+
+    def __init__(self, code: str, **params: Any) -> None:
+        if code not in MESSAGES:
+            raise KeyError(f"no message for error code {code!r} (core/errors.py)")
+        self.code, self.params = code, params
+        super().__init__(MESSAGES[code].format(**params))
+
+    def __reduce__(self) -> tuple:  # rebuilt from its code and params (another process, a copy)
+        return functools.partial(type(self), self.code, **self.params), ()
