@@ -31,7 +31,7 @@ from browser import (
     tabs_read,
     wait_idle,
 )
-from test_app import routing_router
+from helpers import routing_router
 
 from icr_app import prebuilt
 from icr_app.analyses.anchors import cached as anchors_cached

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -12,6 +11,7 @@ from contextlib import nullcontext
 
 import pytest
 import torch
+from helpers import hash_encoder
 from safetensors import safe_open
 from safetensors.torch import save_file
 from tiny import tiny_lm
@@ -40,15 +40,6 @@ from icr_app.methods.icr.router import (
 from icr_app.methods.icr.routing import Routes, route_bias, routing
 from icr_app.methods.icr.train import TrainConfig, ce_candidates, icr_loss, train_router, training_examples
 from icr_app.methods.zero_shot import ZeroShotMethod
-
-
-def hash_encoder(texts: list[str]) -> torch.Tensor:
-    """A stand-in sentence encoder: hashed character trigrams, 32-d, deterministic."""
-    out = torch.zeros(len(texts), 32)
-    for i, t in enumerate(texts):
-        for j in range(len(t) - 2):
-            out[i, int(hashlib.md5(t[j: j + 3].encode()).hexdigest(), 16) % 32] += 1.0
-    return torch.nn.functional.normalize(out, dim=-1)
 
 
 def random_routes(lm, batch: int, rope: str, rows: str, alpha_scale: float = 1.0, gamma_scale: float = 1.0,
