@@ -56,6 +56,15 @@ def router_folder(lm, folder: Path) -> str:
     return str(folder)
 
 
+def trained_like(lm, pids, seed: int):
+    """A router with a non-zero α head, as training leaves it (seeded)."""
+    from icr_app.methods.icr.router import new_router
+
+    router = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=seed)
+    torch.nn.init.normal_(router.net.alpha_mlp[-1].weight, std=0.5)
+    return router
+
+
 _ROUTING: dict[int, object] = {}
 
 

@@ -11,7 +11,7 @@ from contextlib import nullcontext
 
 import pytest
 import torch
-from helpers import hash_encoder
+from helpers import hash_encoder, trained_like
 from safetensors import safe_open
 from safetensors.torch import save_file
 from tiny import tiny_lm
@@ -200,13 +200,6 @@ def test_ensemble_bias_is_the_mean_of_the_members_biases():
     assert torch.allclose(joint, each.mean(0), atol=1e-5)
     assert torch.equal(route_bias(q, k, u_q, u_k, alpha[:, :1], gamma[:, :1]),
                        route_bias(q, k, u_q, u_k, alpha[:, 0], gamma[:, 0]))
-
-
-def trained_like(lm, pids, seed: int) -> ICRRouter:
-    """A router with a non-zero α head, as training leaves it (seeded)."""
-    router = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=seed)
-    torch.nn.init.normal_(router.net.alpha_mlp[-1].weight, std=0.5)
-    return router
 
 
 def test_ensemble_routes_with_the_mean_bias_in_the_model(lm, pids):
