@@ -5,11 +5,11 @@ output of the query by calibrated per-layer coefficients.
 file, `figures` draws its coefficients and `panel` is its app tab.
 """
 
-from icr_app.methods.i2cl.method import I2CLConfig, I2CLMethod, build
+from icr_app.methods.i2cl.method import I2CLConfig, I2CLMethod, build, neutral
 from icr_app.methods.state import stateful_spec
 
 SPEC = stateful_spec(
-    I2CLMethod, title="I2CL (context vectors)", config=I2CLConfig, build=build, kind="implicit",
+    I2CLMethod, title="I2CL (context vectors)", config=I2CLConfig, build=build, kind="implicit", neutral=neutral,
     description="demonstrations' mean attention and MLP outputs mixed into every query position by calibrated "
                 "per-layer coefficients",
     tab="icr_app.methods.i2cl.panel:build_tab",

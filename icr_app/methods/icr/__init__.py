@@ -6,10 +6,10 @@ and `panel` is its app tab. `icr_app/assets/icr/<model>/` holds the router shipp
 """
 
 from icr_app.methods.base import MethodSpec
-from icr_app.methods.icr.method import ICRConfig, build
+from icr_app.methods.icr.method import ICRConfig, build, neutral
 
 SPEC = MethodSpec(
-    name="icr", title="ICR (pretrained router)", config=ICRConfig, build=build, instant=True,
+    name="icr", title="ICR (pretrained router)", config=ICRConfig, build=build, instant=True, neutral=neutral,
     description="a router trained once on other tasks bends attention along principal ICL directions; "
                 "no examples at inference",
     commands="icr_app.methods.icr.commands:add_commands", tab="icr_app.methods.icr.panel:build_tab",

@@ -6,13 +6,14 @@ default, or a folder given with `--icr-router`. Nothing is learnt from the user'
 
 from __future__ import annotations
 
+import copy
 import threading
 from dataclasses import dataclass, field
 
 from icr_app.core.models import LoadedModel
 from icr_app.core.scoring import Intervention
 from icr_app.methods.base import Answering, BuildContext, Method
-from icr_app.methods.icr.router import ICRRouter, find_router, load_pretrained_router
+from icr_app.methods.icr.router import ICRRouter, find_router, load_pretrained_router, members
 
 
 @dataclass(frozen=True)
@@ -50,3 +51,12 @@ def cached_router(lm: LoadedModel, folder: str | None = None) -> ICRRouter:
 
 def build(ctx: BuildContext, config: ICRConfig) -> ICRMethod:
     return ICRMethod(ctx.lm, ctx.answering, cached_router(ctx.lm, config.router))
+
+
+def neutral(method: ICRMethod) -> ICRMethod:
+    """The same router with its α scale at 0: no routing bias."""
+    r = method.router
+    net = copy.deepcopy(r.net)
+    for member in members(net):
+        member.alpha_scale.fill_(0.0)
+    return ICRMethod(method.lm, method.answering, ICRRouter(r.lm, net, r.pids, r.layers, r.rows, r.encoder, r.meta))

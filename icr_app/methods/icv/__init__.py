@@ -5,11 +5,11 @@ at every layer and position with a norm-preserving rescale, its strength chosen 
 file, `figures` draws the sweep and `panel` is its app tab.
 """
 
-from icr_app.methods.icv.method import ICVConfig, ICVMethod, build
+from icr_app.methods.icv.method import ICVConfig, ICVMethod, build, neutral
 from icr_app.methods.state import stateful_spec
 
 SPEC = stateful_spec(
-    ICVMethod, title="ICV (in-context vector)", config=ICVConfig, build=build, kind="implicit",
+    ICVMethod, title="ICV (in-context vector)", config=ICVConfig, build=build, kind="implicit", neutral=neutral,
     description="the demonstrations' principal latent shift per layer, added at every position, norm kept",
     tab="icr_app.methods.icv.panel:build_tab",
 )
