@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import builtin_task
 from icr_app.methods.function_vector import FunctionVectorConfig
 from icr_app.methods.i2cl.method import I2CLConfig
@@ -97,13 +98,13 @@ def assert_zero_shot_exactly(method, queries: list[str]) -> list:
     return zs
 
 
-def cancelling_at(stage: str):
-    """A progress wrapper that raises, as the app's Cancel does, at the second step of the stage whose desc
-    contains `stage` (every stage for "")."""
+def cancelling_at(stage: str, step: int = 1):
+    """A progress wrapper that stops a job as the app's Cancel does (`Cancelled`), at step `step` (0-based) of the
+    loop whose desc is `stage`."""
     def cancel(it, desc="", **_):
         for i, x in enumerate(it):
-            if stage in desc and i == 1:
-                raise RuntimeError("cancelled")
+            if desc == stage and i == step:
+                raise Cancelled
             yield x
 
     return cancel

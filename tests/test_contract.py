@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 from families import FAMILIES
-from helpers import hash_encoder, no_hooks, tiny_configs, trained_like
+from helpers import cancelling_at, hash_encoder, no_hooks, tiny_configs, trained_like
 from tiny import family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactModelError
@@ -29,6 +29,7 @@ from icr_app.core.tasks import builtin_task
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.pids import extract_pids
+from icr_app.methods.state import StatefulMethod
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 METHODS = list(REGISTRY)
@@ -142,6 +143,10 @@ def test_the_artefact_round_trip_answers_the_same(built, method, task, tmp_path)
     back = spec.load(m.save(tmp_path / "m.safetensors"), m.lm)
     assert type(back) is type(m)
     assert answers(back, queries_of(task)) == answers(m, queries_of(task))
+    if isinstance(m, StatefulMethod):  # bit for bit, and it says how it was built
+        saved, loaded = m.state.stored_tensors(), back.state.stored_tensors()
+        assert saved.keys() == loaded.keys() and all(torch.equal(saved[k], loaded[k]) for k in saved)
+        assert back.state.meta == m.state.meta
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -149,9 +154,13 @@ def test_an_artefact_made_for_another_model_is_refused(built, other_lm, method, 
     spec = REGISTRY[method]
     if spec.artefact is None:
         pytest.skip(f"{method} saves no artefact")
-    path = built(TINY, method).save(tmp_path / "m.safetensors")
+    m = built(TINY, method)
+    path = m.save(tmp_path / "m.safetensors")
     with pytest.raises(ArtefactModelError):
         spec.load(path, other_lm)
+    if isinstance(m, StatefulMethod):  # nor does a state read without a model answer on another one
+        with pytest.raises(ArtefactModelError, match="for this model"):
+            type(m)(other_lm, m.STATE.load(path))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -188,25 +197,28 @@ def test_a_build_and_its_answers_leave_the_model_as_it_was(lm, built, method):
     assert_same_model(lm, before)
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_a_cancelled_build_leaves_the_model_as_it_was(lm, built, method):
-    """The app cancels a build by raising `Cancelled` inside its progress: here at the second step of the
-    build's first loop of two steps or more (a build without one is not stopped)."""
-    stopped = []
+def build_loops(lm, method: str, config) -> dict[str, int]:
+    """The loops the build runs through its progress, in order: their `desc` and steps."""
+    steps: dict[str, int] = {}
 
-    def cancel(it, **_):
+    def record(it, desc="", **_):
         for i, x in enumerate(it):
-            if i == 1 and not stopped:
-                stopped.append(True)
-                raise Cancelled
+            steps[desc] = max(steps.get(desc, 0), i + 1)
             yield x
 
+    build_method(lm, builtin_task("sentiment"), method, config, shots=2, progress=record)
+    return steps
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_build_cancelled_in_any_loop_leaves_the_model_as_it_was(lm, built, method):
+    """The app cancels a build by raising `Cancelled` inside its progress: here in each of the build's loops in
+    turn, at its second step (a loop of one step: at its first)."""
     config = built.config(TINY, method)  # ICR's router is made before the snapshot
     before = model_state(lm)
-    try:
-        build_method(lm, builtin_task("sentiment"), method, config, shots=2, progress=cancel)
-    except Cancelled:
-        assert stopped
-    else:
-        assert not stopped
+    for stage, steps in build_loops(lm, method, config).items():
+        with pytest.raises(Cancelled):
+            build_method(lm, builtin_task("sentiment"), method, config, shots=2,
+                         progress=cancelling_at(stage, min(1, steps - 1)))
+        assert_same_model(lm, before)
     assert_same_model(lm, before)
