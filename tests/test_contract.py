@@ -53,15 +53,16 @@ def model_state(lm) -> dict:
     model = lm.model
     return {"tensors": {k: v.detach().clone() for k, v in model.state_dict().items()},
             "requires_grad": {k: p.requires_grad for k, p in model.named_parameters()},
-            "training": {k: m.training for k, m in model.named_modules()},
+            "modules": {k: (type(m), m.training) for k, m in model.named_modules()},  # no layer wrapped or added
+            "attributes": set(vars(model)),
             "attention": model.config._attn_implementation}
 
 
 def assert_same_model(lm, before: dict) -> None:
     after = model_state(lm)
     assert no_hooks(lm)
-    assert after["attention"] == before["attention"]
-    assert after["training"] == before["training"] and after["requires_grad"] == before["requires_grad"]
+    assert after["attention"] == before["attention"] and after["attributes"] == before["attributes"]
+    assert after["modules"] == before["modules"] and after["requires_grad"] == before["requires_grad"]
     assert after["tensors"].keys() == before["tensors"].keys()
     assert all(torch.equal(after["tensors"][k], v) for k, v in before["tensors"].items())
 
