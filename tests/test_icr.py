@@ -111,7 +111,7 @@ def test_additive_mask_from_sdpa_masks():
     assert ((additive_mask(allowed, torch.zeros(1, 1, 2, 4), torch.zeros(1, 1, 2, 4)) == 0) == allowed).all()
 
 
-def test_routing_is_per_row_and_removed_on_error(lm):
+def test_routing_is_per_row(lm):
     enc = encode(lm, PROMPTS[:2])
     routes = random_routes(lm, 2, "pre", "last", alpha_scale=3.0)
     routes.alpha[1] = 0.0
@@ -120,10 +120,6 @@ def test_routing_is_per_row_and_removed_on_error(lm):
         routed = forward(lm, enc, routing(lm, routes))
     assert (routed[0, -1] - base[0, -1]).abs().max() > 1e-3
     assert (routed[1, -1] - base[1, -1]).abs().max() <= 1e-6
-    with pytest.raises(RuntimeError), lm.lock, routing(lm, routes):
-        raise RuntimeError("cancelled")
-    assert lm.model.config._attn_implementation == ATTENTION
-    assert all(not a.self_attn.q_proj._forward_hooks for a in lm.layers)
 
 
 @pytest.fixture(scope="module")
