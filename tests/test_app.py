@@ -144,6 +144,7 @@ def test_site_artefact_from_another_model_is_refused(server, tmp_path):
         c.predict(handle_file(str(path)), api_name="/load_site")
 
 
+@pytest.mark.slow
 def test_concurrent_users_get_their_sequential_answers(server):
     """8 users × 5 queries at once, mixing tasks and methods (SITE hooks and ICR's routed attention included):
     every answer is the one that user gets alone."""

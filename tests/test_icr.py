@@ -381,6 +381,7 @@ def test_training_never_sees_the_evaluation_split_whatever_the_seed(lm, tiny_tas
     assert drawn[0] != drawn[1]  # the training seed still picks which examples
 
 
+@pytest.mark.slow
 def test_two_processes_train_like_one_with_the_global_batch(lm, tmp_path):
     """`icr train` under a 2-process launch (torchrun, gloo on the CPU: accelerate's multi-process path, as on
     several GPUs) shards the batches and averages the gradients: it matches one process with twice the batch."""

@@ -188,6 +188,7 @@ def server(lm):
     demo.close()
 
 
+@pytest.mark.slow
 def test_app_tab_trains_answers_and_round_trips_the_adapter(server, lm, tmp_path):
     """Fine-tune in the tab, answer with it in the side-by-side panel, download the adapter and load it into a
     fresh session: the same answer; another model's file is refused."""

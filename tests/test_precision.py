@@ -74,7 +74,11 @@ def hashed_encoder(monkeypatch):
     monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
 
 
-@pytest.fixture(scope="module", params=[*FAMILIES, OFFLOADED])
+# bf16 on the CPU is slow: the quick tier keeps the Llama and the offloaded one, the full run every family.
+BF16_CASES = [case if case == "llama" else pytest.param(case, marks=pytest.mark.slow) for case in FAMILIES]
+
+
+@pytest.fixture(scope="module", params=[*BF16_CASES, OFFLOADED])
 def low(request, tmp_path_factory):
     lm = load_low(request.param, tmp_path_factory.mktemp(request.param))
     if request.param == OFFLOADED:
