@@ -11,7 +11,7 @@ from contextlib import nullcontext
 
 import pytest
 import torch
-from helpers import hash_encoder, trained_like
+from helpers import hash_encoder, no_hooks, trained_like
 from safetensors import safe_open
 from safetensors.torch import save_file
 from tiny import tiny_lm
@@ -321,7 +321,7 @@ def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_
 
     with pytest.raises(Stop):
         train_router(lm, tiny_tasks, tmp_path / "b", cfg, hash_encoder, progress=stop_after(5))
-    assert not any(m._forward_hooks for m in lm.model.modules())
+    assert no_hooks(lm)
     resumed = train_router(lm, tiny_tasks, tmp_path / "b", cfg, hash_encoder)
     done = ICRRouter.load(tmp_path / "a", lm, encoder=hash_encoder)
     for a, b in zip(done.net.state_dict().values(), resumed.net.state_dict().values()):
