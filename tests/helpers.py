@@ -1,5 +1,6 @@
 """What several test modules share: the small configs methods are built with in tests, ICR's stand-in encoder and
-routers, the checks on a model's hooks and answers, the app's tab handlers, the bad task files.
+routers, the checks on a model's hooks and answers, the app's tab handlers, the bad task files, and runs of the CLI
+over several processes with their results compared.
 
 Test modules import from here (and the model builders `tiny.py`, `families.py`), never from one another
 (`test_contract.py` checks it).
@@ -8,7 +9,11 @@ Test modules import from here (and the model builders `tiny.py`, `families.py`),
 from __future__ import annotations
 
 import hashlib
+import socket
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -150,3 +155,33 @@ BAD_UPLOADS = [  # (file name, bytes, the message it must get)
     ("t.csv", b"input,output\na,b,c\nd,e\n", "more fields than the header"),
 ]
 
+
+# Comparing result JSONs across runs: every number but the timings is determined by the seed.
+ROOT = Path(__file__).parents[1]
+TIMINGS = {"latency_s", "build_s", "latency_ratio_to_zero_shot", "latency_ratio_median", "build_s_median",
+           "model"}  # the model: its path differs too
+
+
+def untimed(data: Any) -> Any:
+    """`data` without the timed fields (and the model's path), at any depth."""
+    if isinstance(data, dict):
+        return {k: untimed(v) for k, v in data.items() if k not in TIMINGS}
+    if isinstance(data, list):
+        return [untimed(v) for v in data]
+    return data
+
+
+def free_port() -> int:
+    """A port no one listens on now: the default 29500 may be another run's on a shared machine."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(args: list[str], processes: int = 2) -> subprocess.CompletedProcess:
+    """`accelerate launch` of `python -m icr_app ARGS` as several CPU processes (gloo), from this checkout.
+    `--multi_gpu` is what starts several processes: accelerate's `--cpu` alone starts one."""
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
+           "--num_machines", "1", "--main_process_port", str(free_port()), "--mixed_precision", "no",
+           "--dynamo_backend", "no", "-m", "icr_app", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from reports import launch, untimed
+from helpers import launch, untimed
 
 from icr_app.cli import main
 from icr_app.stats import wilson

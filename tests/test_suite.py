@@ -5,7 +5,7 @@ import json
 
 import pytest
 from browser import CHROMIUM
-from reports import launch, untimed
+from helpers import launch, untimed
 
 import icr_app.suite as suite
 from icr_app.cli import main
