@@ -3,7 +3,7 @@ routers, the checks on a model's hooks and answers, the app's tab handlers, the 
 over several processes with their results compared.
 
 Test modules import from here (and the model builders `tiny.py`, `families.py`), never from one another
-(`test_contract.py` checks it).
+(`test_imports.py` checks it).
 """
 
 from __future__ import annotations
