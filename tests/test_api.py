@@ -177,7 +177,7 @@ def built(name, lm, task, tmp_path, monkeypatch, **config):
     """Method `name` built through the public API on the tiny task; ICR with a router made for `lm` (non-zero α,
     the stand-in encoder), saved and named, as a user passes their own."""
     if name == "icr":
-        from test_icr import hash_encoder, trained_like
+        from helpers import hash_encoder, trained_like
 
         from icr_app.methods.icr import router as router_module
         from icr_app.methods.icr.pids import extract_pids
@@ -312,7 +312,7 @@ def test_readme_example_runs_as_written(tmp_path, monkeypatch, capsys):
 
 
 def train_icr_router(_name, lm, task, tmp_path, monkeypatch):
-    from test_icr import hash_encoder
+    from helpers import hash_encoder
 
     from icr_app.methods.icr.train import TrainConfig, train_router
 

@@ -5,34 +5,16 @@ import dataclasses
 import json
 
 import pytest
-import torch
 from gradio_client import Client, handle_file
-from test_icr import hash_encoder
+from helpers import routing_router
 from tiny import build_state
 
 from icr_app.app import launch
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import DEFAULT_PANELS, REGISTRY, build_method
 from icr_app.methods.icr import method as icr_method
-from icr_app.methods.icr.pids import extract_pids
-from icr_app.methods.icr.router import new_router
 
 SHOWN = list(DEFAULT_PANELS)
-
-
-_ROUTERS: dict[int, object] = {}
-
-
-def routing_router(lm):
-    """A router whose α head is not zero, so ICR really changes the tiny model's attention (one per model)."""
-    if id(lm) in _ROUTERS:
-        return _ROUTERS[id(lm)]
-    pids = extract_pids(lm, [builtin_task("sentiment"), builtin_task("antonyms")], rank=4, n_prompts=6, max_demos=4)
-    r = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=0)
-    torch.nn.init.normal_(r.net.alpha_mlp[-1].weight, std=2.0)
-    r.net.alpha_scale.fill_(50.0)  # the tiny random model's attention is flat: push hard enough to move answers
-    _ROUTERS[id(lm)] = r
-    return r
 
 
 @pytest.fixture(scope="module")
@@ -162,6 +144,7 @@ def test_site_artefact_from_another_model_is_refused(server, tmp_path):
         c.predict(handle_file(str(path)), api_name="/load_site")
 
 
+@pytest.mark.slow
 def test_concurrent_users_get_their_sequential_answers(server):
     """8 users × 5 queries at once, mixing tasks and methods (SITE hooks and ICR's routed attention included):
     every answer is the one that user gets alone."""

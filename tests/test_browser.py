@@ -31,7 +31,7 @@ from browser import (
     tabs_read,
     wait_idle,
 )
-from test_app import routing_router
+from helpers import routing_router
 
 from icr_app import prebuilt
 from icr_app.analyses.anchors import cached as anchors_cached
@@ -44,6 +44,7 @@ from icr_app.methods.site.artefact import load_site
 from icr_app.methods.site.method import SiteConfig
 from icr_app.prebuilt import example_query
 
+pytestmark = pytest.mark.slow  # Chromium
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
 

@@ -1,9 +1,9 @@
 """Every supported decoder family through every method and analysis, on a tiny random model of each.
 
-The checks are identities and real behaviour, not smoke: SITE with α = 0 and an untrained ICR router are the
-plain model exactly; the cached-prefix training path equals the full prompt (Gemma-3's 8-token sliding window
-included); saliency equals a finite difference; the rank-1 patch reproduces the block output; the adapter's
-pre-RoPE q/k, once rotated, are what attention sees.
+The checks are identities and real behaviour, not smoke: the cached-prefix training path equals the full prompt
+(Gemma-3's 8-token sliding window included); saliency equals a finite difference; the rank-1 patch reproduces the
+block output; the adapter's pre-RoPE q/k, once rotated, are what attention sees. Every method's neutral setting,
+artefacts and hooks on every family: test_contract.py.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from contextlib import nullcontext
 import pytest
 import torch
 from families import FAMILIES, tiny_model
-from test_icr import hash_encoder
-from tiny import build_state, family_lm, tiny_tokenizer
+from helpers import TINY_SITE, hash_encoder, no_hooks
+from tiny import family_lm, tiny_tokenizer
 from transformers import BloomConfig, BloomForCausalLM
 
 from icr_app.analyses.anchors.compression import compression_experiment, fixed_demo_prompts
@@ -31,16 +31,11 @@ from icr_app.core.models import wrap
 from icr_app.core.prefix import PrefixPool
 from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode, prefill
-from icr_app.core.tasks import builtin_task, split
+from icr_app.core.tasks import builtin_task
 from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering
-from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.icr.router import new_router
-from icr_app.methods.site.method import SiteConfig, SiteMethod, SiteState
-from icr_app.methods.zero_shot import ZeroShotMethod
-
-TINY_SITE = SiteConfig(n_prompts=4, n_demos=2, steps=4, batch_size=4, eval_every=2, patience=2, max_examples=20)
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
@@ -51,10 +46,6 @@ def flm(request):
 @pytest.fixture(scope="module")
 def sentiment():
     return builtin_task("sentiment")
-
-
-def no_hooks(lm) -> bool:
-    return not any(m._forward_hooks or m._forward_pre_hooks for m in lm.model.modules())
 
 
 def test_adapter_finds_every_part(flm):
@@ -101,24 +92,6 @@ def test_adapter_logits_are_the_models_own(flm):
             cfg.final_logit_softcapping = None
 
 
-def _zero_site(lm, task) -> SiteState:
-    site = build_state(lm, task, "site", TINY_SITE)
-    site.theta = torch.full_like(site.theta, -torch.inf)  # α = sigmoid(-inf) = 0 exactly
-    return site
-
-
-@pytest.mark.parametrize("task_name", ["sentiment", "antonyms"])
-def test_site_alpha_zero_is_zero_shot_exactly(flm, task_name):
-    task = builtin_task(task_name)
-    train, test = split(task, 6, seed=0)
-    site = _zero_site(flm, train)
-    zs = ZeroShotMethod(flm, Answering.of(flm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
-    st = SiteMethod(flm, site).predict(test.inputs, batch_size=3)
-    assert [p.label_probs for p in st] == [p.label_probs for p in zs]
-    assert [p.generated for p in st] == [p.generated for p in zs]
-    assert no_hooks(flm)
-
-
 def test_site_cached_prefix_equals_the_full_prompt(flm):
     """Longer than Gemma-3's 8-token window: the prefix pool must keep what the sliding layers see."""
     prompts = ["Input: happy\nOutput:", "Input: a much longer input sentence than the window here\nOutput:"]
@@ -145,19 +118,13 @@ def test_site_and_baselines_evaluate(flm, sentiment):
     assert all(r.n == 6 for r in rep.methods.values())
 
 
-def test_icr_untrained_router_is_the_plain_model_and_a_trained_one_routes(flm, sentiment):
+def test_icr_pids_fit_the_family_and_a_router_routes(flm, sentiment):
     pids = extract_pids(flm, [sentiment], rank=2, n_prompts=3, max_demos=2)
     assert pids.u_q.shape == (flm.n_layers, flm.n_heads * flm.head_dim, 2)
     assert pids.u_k.shape == (flm.n_layers, flm.n_kv_heads * flm.head_dim, 2)
     layers = [flm.n_layers - 2, flm.n_layers - 1]
     answering = Answering.of(flm, sentiment)
     queries = sentiment.inputs[:4]
-    plain = [p.label_probs for p in ZeroShotMethod(flm, answering).predict(queries)]
-    zero = new_router(flm, pids, 32, layers=layers, encoder=hash_encoder)
-    routed_probs = [p.label_probs for p in ICRMethod(flm, answering, zero).predict(queries)]
-    assert len(routed_probs) == len(plain)
-    for got, want in zip(routed_probs, plain):  # approx compares one flat dict at a time, not a list of them
-        assert got == pytest.approx(want, abs=1e-6)
     moved = new_router(flm, pids, 32, layers=layers, encoder=hash_encoder)
     torch.nn.init.normal_(moved.net.alpha_mlp[-1].weight, std=20.0)
     enc = encode(flm, [answering.template.zero_shot(x) for x in queries])

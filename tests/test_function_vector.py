@@ -1,18 +1,17 @@
 """Function vectors on the tiny models: the fast indirect effects against patching the whole prompt, a patch with
-the run's own value has no effect (every family), top-k and the projection sum by hand (biases included), a zero
-vector is zero-shot exactly, the vector is added at the last token only, artefacts, hooks, the SITE overlap and
-the tab."""
+the run's own value has no effect (every family), top-k and the projection sum by hand (biases included), the
+vector is added at the last token only, the SITE overlap and the tab (a zero vector, artefacts and hooks:
+test_contract.py)."""
 
 from dataclasses import replace
 
 import pytest
 import torch
 from families import FAMILIES
-from test_task_vector import cancelling_at, no_hooks, tab_show
-from tiny import build_state, family_lm, tiny_lm
+from helpers import TINY_FV, no_hooks, tab_show
+from tiny import build_state, family_lm
 
 from icr_app.app.i18n import say
-from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
@@ -20,7 +19,6 @@ from icr_app.core.trace import Trace
 from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.function_vector import (
-    FunctionVectorConfig,
     FunctionVectorMeta,
     FunctionVectorMethod,
     FunctionVectorState,
@@ -35,9 +33,6 @@ from icr_app.methods.function_vector import (
 from icr_app.methods.function_vector_figures import aie_figure, overlap_text
 from icr_app.methods.last_token import gold_and_candidates
 from icr_app.methods.state import built_fields
-from icr_app.methods.zero_shot import ZeroShotMethod
-
-TINY = FunctionVectorConfig(n_prompts=3, n_corrupted=2, batch_size=2)
 
 
 def fake_fv(lm, task, fv: torch.Tensor, layer: int = 1, top_k: int = 3) -> FunctionVectorState:
@@ -129,17 +124,6 @@ def test_projection_sums_each_head_through_its_weight_without_bias(family):
     assert torch.equal(project_heads(lm, means, []), torch.zeros_like(expected))
 
 
-@pytest.mark.parametrize("task_name", ["sentiment", "antonyms"])
-def test_a_zero_vector_is_zero_shot_exactly(lm, task_name):
-    task = builtin_task(task_name)
-    queries = task.inputs[:6]
-    zero = FunctionVectorMethod(lm, fake_fv(lm, task, torch.zeros(lm.model.config.hidden_size)))
-    zs = ZeroShotMethod(lm, Answering.of(lm, task)).predict(queries, batch_size=3)
-    got = zero.predict(queries, batch_size=3)
-    assert [p.label_probs for p in got] == [p.label_probs for p in zs]
-    assert [p.generated for p in got] == [p.generated for p in zs]
-
-
 def test_the_vector_is_added_to_the_block_output_at_the_last_token_only(lm):
     fv = fake_fv(lm, builtin_task("sentiment"), torch.randn(64, generator=torch.Generator().manual_seed(2)))
     after = lm.adapter.blocks[fv.meta.layer + 1]  # what the rest of the model reads off the edited block
@@ -159,7 +143,7 @@ def test_the_vector_is_added_to_the_block_output_at_the_last_token_only(lm):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_build_shapes_on_every_family(family):
     lm = family_lm(family)
-    fv = build_state(lm, builtin_task("sentiment"), "function-vector", TINY, shots=2)
+    fv = build_state(lm, builtin_task("sentiment"), "function-vector", TINY_FV, shots=2)
     assert fv.fv.shape == (lm.model.config.hidden_size,) and fv.aie.shape == (lm.n_layers, lm.n_heads)
     assert fv.meta.layer == lm.n_layers // 3 and fv.meta.top_k == default_top_k(lm) == len(fv.heads)
     assert FunctionVectorMethod(lm, fv).stored_parameters == lm.model.config.hidden_size
@@ -168,44 +152,16 @@ def test_build_shapes_on_every_family(family):
 
 def test_build_uses_its_top_heads_and_evaluates(lm):
     task = builtin_task("headline-topic")
-    cfg = replace(TINY, top_k=3, layer=2)
+    cfg = replace(TINY_FV, top_k=3, layer=2)
     fv = build_state(lm, task, "function-vector", cfg, shots=2)
     assert fv.meta.top_k == 3 and fv.meta.layer == 2 and len(set(fv.heads)) == 3
     rest = top_heads(fv.aie, lm.n_layers * lm.n_heads)[3:]
     assert min(fv.aie[h] for h in fv.heads) >= max(fv.aie[h] for h in rest)
     means = mean_head_outputs(lm, sample_icl_prompts(task, Answering.of(lm, task).template, cfg.n_prompts, 2, 0))
     torch.testing.assert_close(fv.fv, project_heads(lm, means, fv.heads), atol=1e-6, rtol=1e-6)
-    rep = evaluate(lm, task, ["zero-shot", "function-vector"], n_test=6, shots=2, configs={"function-vector": TINY})
+    rep = evaluate(lm, task, ["zero-shot", "function-vector"], n_test=6, shots=2, configs={"function-vector": TINY_FV})
     assert not rep.failed, {k: v.error for k, v in rep.methods.items()}
     assert rep.methods["function-vector"].n == 6 and rep.methods["function-vector"].build_s > 0
-
-
-def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
-    task = builtin_task("sentiment")
-    fv = build_state(lm, task, "function-vector", TINY, shots=2)
-    back = FunctionVectorState.load(fv.save(tmp_path / "fv.safetensors"), lm)
-    assert torch.equal(back.fv, fv.fv) and torch.equal(back.aie, fv.aie) and back.meta == fv.meta
-    assert back.heads == fv.heads
-    queries = task.inputs[:4]
-    assert [p.label_probs for p in FunctionVectorMethod(lm, back).predict(queries)] == \
-        [p.label_probs for p in FunctionVectorMethod(lm, fv).predict(queries)]
-    other = tiny_lm(n_layers=2)
-    path = fake_fv(other, task, torch.ones(64)).save(tmp_path / "o.safetensors")
-    with pytest.raises(ArtefactModelError):
-        FunctionVectorState.load(path, lm)
-    with pytest.raises(ArtefactModelError):
-        FunctionVectorMethod(lm, FunctionVectorState.load(path))
-    (tmp_path / "cut.safetensors").write_bytes(path.read_bytes()[:-7])
-    with pytest.raises(ArtefactError):
-        FunctionVectorState.load(tmp_path / "cut.safetensors")
-
-
-def test_no_hooks_remain_after_an_error(lm):
-    for stage in ("clean", "indirect"):  # cancelled while reading the clean prompts, then while patching heads
-        with pytest.raises(RuntimeError, match="cancelled"):
-            build_state(lm, builtin_task("sentiment"), "function-vector", replace(TINY, batch_size=1), shots=2,
-                        progress=cancelling_at(stage))
-        assert no_hooks(lm)
 
 
 def test_site_overlap_counts_the_shared_top_heads():

@@ -19,6 +19,7 @@ from icr_app.core.models import installed_models, load_model
 from icr_app.methods import REGISTRY
 from icr_app.prebuilt import example_query
 
+pytestmark = pytest.mark.slow  # Chromium and Gemma-3-270M
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
 expect = pytest.importorskip("playwright.sync_api").expect

@@ -8,9 +8,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import test_tasks
 from gradio.context import LocalContext
 from gradio_client import Client, handle_file
+from helpers import BAD_UPLOADS
 
 from icr_app.analyses.anchors.cached import EXPERIMENTS
 from icr_app.app import launch
@@ -84,9 +84,6 @@ def test_the_visitors_language(headers, expected):
 
 def test_outside_a_request_the_page_speaks_english():
     assert language() == ENGLISH
-
-
-BAD_UPLOADS = test_tasks.test_bad_inputs_have_clear_messages.pytestmark[0].args[1]  # the same cases
 
 
 def in_language(lang: str, err: Exception) -> str:

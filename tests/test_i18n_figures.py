@@ -16,10 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 from gradio.context import LocalContext
-from test_function_vector import TINY as TINY_FV
-from test_i2cl import TINY as TINY_I2CL
-from test_icr import hash_encoder
-from test_lora import TINY as TINY_LORA
+from helpers import TINY_FV, TINY_I2CL, TINY_LORA, hash_encoder
 
 from icr_app.analyses.anchors.cached import EXPERIMENTS
 from icr_app.app.evaluate_tab import agreement, item_table, report_from, results_table

@@ -1,5 +1,5 @@
-"""I2CL on the tiny models: the identity at λ = 0, β = 1, the injection formula at every position, calibration
-lowering its loss, hook hygiene, artefacts, every family, and the eval CLI."""
+"""I2CL on the tiny models: the injection formula at every position, the context vectors, calibration lowering its
+loss, shapes on every family, the eval CLI and the tab (its identity, artefacts and hooks: test_contract.py)."""
 
 import json
 from dataclasses import replace
@@ -7,65 +7,31 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES
+from helpers import TINY_I2CL, no_hooks, tab_show
 from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.app.i18n import say
 from icr_app.cli import main
-from icr_app.core.artefacts import ArtefactModelError
 from icr_app.core.scoring import encode, prefill
-from icr_app.core.tasks import builtin_task, split
+from icr_app.core.tasks import builtin_task
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY
 from icr_app.methods.base import Answering
 from icr_app.methods.i2cl.figures import coefficient_figure
 from icr_app.methods.i2cl.method import (
-    I2CLConfig,
     I2CLMethod,
-    I2CLState,
     coefficients,
     context_vectors,
     cosine_with_warmup,
     inject,
 )
-from icr_app.methods.zero_shot import ZeroShotMethod
-
-TINY = I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=2, batch_size=4)
-
-
-def no_hooks(lm) -> bool:
-    return not any(m._forward_hooks or m._forward_pre_hooks for m in lm.model.modules())
-
-
-def with_coef(state: I2CLState, coef: torch.Tensor) -> I2CLState:
-    return I2CLState(state.vectors, coef, state.meta, state.fingerprint)
 
 
 @pytest.fixture(scope="module")
 def built(lm):
     """One short build per task kind, shared by the tests that only read it."""
-    return {name: build_state(lm, builtin_task(name), "i2cl", TINY) for name in ("sentiment", "antonyms")}
-
-
-def assert_zero_shot_exactly(method, queries: list[str]) -> list:
-    """The method answers exactly as zero-shot with the same answering (prompts, generations, probabilities)."""
-    zs = ZeroShotMethod(method.lm, method.answering).predict(queries, batch_size=3)
-    same = method.predict(queries, batch_size=3)
-    assert [p.prompt for p in same] == [p.prompt for p in zs]
-    assert [p.generated for p in same] == [p.generated for p in zs]
-    assert [p.label_probs for p in same] == [p.label_probs for p in zs]
-    return zs
-
-
-@pytest.mark.parametrize("name", ["sentiment", "antonyms"])
-def test_identity_coefficients_are_zero_shot_exactly(lm, built, name):
-    _, test = split(builtin_task(name), 8, seed=0)
-    identity = with_coef(built[name], coefficients(lm.n_layers, 0.0, 1.0))
-    zs = assert_zero_shot_exactly(I2CLMethod(lm, identity), test.inputs)
-    if name == "sentiment":  # the identity test means something: other coefficients do change the answers
-        moved = I2CLMethod(lm, with_coef(built[name], coefficients(lm.n_layers, 1.0, 0.5))).predict(test.inputs)
-        assert [p.label_probs for p in moved] != [p.label_probs for p in zs]
-    assert no_hooks(lm)
+    return {name: build_state(lm, builtin_task(name), "i2cl", TINY_I2CL) for name in ("sentiment", "antonyms")}
 
 
 def test_mix_is_linear_at_every_position_of_one_layer(lm, built):
@@ -107,7 +73,7 @@ def test_context_vectors_are_demo_means_at_the_separator(lm, built):
 
 
 def test_calibration_lowers_its_loss(lm):
-    cfg = replace(TINY, demos_per_class=4, calibration_examples=12, epochs=8)
+    cfg = replace(TINY_I2CL, demos_per_class=4, calibration_examples=12, epochs=8)
     for loss in ("labels", "vocabulary"):
         state = build_state(lm, builtin_task("sentiment"), "i2cl", replace(cfg, loss=loss))
         m = state.meta
@@ -130,84 +96,32 @@ def test_open_task_uses_the_vocabulary_and_progress_sees_both_loops(lm):
         seen.append((desc, len(it)))
         return it
 
-    state = build_state(lm, builtin_task("antonyms"), "i2cl", TINY, progress=progress)
-    assert state.meta.loss == "vocabulary" and state.meta.labels == [] and state.meta.n_demos == TINY.open_demos
-    assert seen == [("I2CL: context vectors", 1), ("I2CL: calibration", TINY.epochs * 2)]
+    state = build_state(lm, builtin_task("antonyms"), "i2cl", TINY_I2CL, progress=progress)
+    assert state.meta.loss == "vocabulary" and state.meta.labels == [] and state.meta.n_demos == TINY_I2CL.open_demos
+    assert seen == [("I2CL: context vectors", 1), ("I2CL: calibration", TINY_I2CL.epochs * 2)]
 
 
-def test_hooks_removed_when_a_build_or_call_raises(lm, built):
+def test_coefficient_figure_draws_each_coefficient(built):
     state = built["sentiment"]
-    assert_no_hooks_after_errors(lm, lambda progress: build_state(lm, builtin_task("sentiment"), "i2cl", TINY,
-                                                                  progress=progress),
-                                 "I2CL: calibration", inject(lm, state.vectors, state.coef))
-
-
-def assert_no_hooks_after_errors(lm, build, stage: str, live) -> None:
-    """A build cancelled in its `stage` loop (the app cancels by raising inside progress) and an error raised
-    while the intervention `live` is entered both leave no hook behind and the model as it was."""
-    def cancel(it, desc="", **_):
-        for i, x in enumerate(it):
-            if desc == stage and i == 1:
-                raise RuntimeError("cancelled")
-            yield x
-
-    before = prefill(lm, encode(lm, ["Input: fine\nOutput:"]))
-    with pytest.raises(RuntimeError, match="cancelled"):
-        build(cancel)
-    assert no_hooks(lm)
-    with pytest.raises(RuntimeError, match="boom"):
-        with lm.lock, live:
-            assert not no_hooks(lm)
-            raise RuntimeError("boom")
-    assert no_hooks(lm)
-    assert torch.equal(prefill(lm, encode(lm, ["Input: fine\nOutput:"])), before)
-
-
-def test_artefact_round_trip_and_wrong_model(lm, built, tmp_path):
-    state = built["sentiment"]
-    back = I2CLState.load(state.save(tmp_path / "i.safetensors"), lm)
-    assert torch.equal(back.vectors, state.vectors) and torch.equal(back.coef, state.coef) and back.meta == state.meta
-    queries = builtin_task("sentiment").inputs[:5]
-    assert [p.label_probs for p in I2CLMethod(lm, back).predict(queries)] == \
-        [p.label_probs for p in I2CLMethod(lm, state).predict(queries)]
-    fig = coefficient_figure(back, say)
+    fig = coefficient_figure(state, say)
     assert [t.name for t in fig.data] == ["λ attention", "λ mlp", "β attention", "β mlp"]
-    assert list(fig.data[2].y) == back.coef[:, 0, 1].tolist()
-    other = tiny_lm(n_layers=2)
-    path = build_state(other, builtin_task("sentiment"), "i2cl", replace(TINY, epochs=1)).save(tmp_path / "o")
-    assert_refused(lm, path, I2CLState.load, I2CLMethod)
+    assert list(fig.data[2].y) == state.coef[:, 0, 1].tolist()
 
 
-def assert_refused(lm, path, load, method) -> None:
-    """A file made for another model: refused on load with `lm`, and by the method when loaded without one."""
-    with pytest.raises(ArtefactModelError, match="made for model"):
-        load(path, lm)
-    with pytest.raises(ArtefactModelError, match="built for model"):
-        method(lm, load(path))
-
-
-def model_of(family: str):
-    """A tiny model of `family`; "gqa" is the Llama-style one with grouped KV heads (4 query, 2 KV)."""
-    return tiny_lm() if family == "gqa" else family_lm(family)
-
-
-@pytest.mark.parametrize("family", ["gqa", *FAMILIES])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_every_family(family):
-    """Shapes on each family; the identity is zero-shot there too (parallel and normed blocks included)."""
-    flm = model_of(family)
+    """Shapes on each family (parallel and normed blocks included)."""
+    flm = family_lm(family)
     task = builtin_task("sentiment")
-    state = build_state(flm, task, "i2cl", replace(TINY, epochs=1))
+    state = build_state(flm, task, "i2cl", replace(TINY_I2CL, epochs=1))
     hidden = flm.model.config.hidden_size
     assert state.vectors.shape == (flm.n_layers, 2, hidden) and state.coef.shape == (flm.n_layers, 2, 2)
     assert torch.isfinite(state.vectors).all() and torch.isfinite(state.coef).all()
-    queries = task.inputs[:4]
-    assert_zero_shot_exactly(I2CLMethod(flm, with_coef(state, coefficients(flm.n_layers, 0.0, 1.0))), queries)
-    assert no_hooks(flm)
 
 
 def test_evaluate_and_cli(lm, tiny_checkpoint, tmp_path):
     rep = evaluate(lm, builtin_task("headline-topic"), ["zero-shot", "i2cl"], n_test=6, shots=2,
-                   configs={"i2cl": replace(TINY, epochs=1)})
+                   configs={"i2cl": replace(TINY_I2CL, epochs=1)})
     assert not rep.failed
     r = rep.methods["i2cl"]
     assert r.n == 6 and r.trainable_parameters == lm.n_layers * 4
@@ -218,23 +132,6 @@ def test_evaluate_and_cli(lm, tiny_checkpoint, tmp_path):
                  "--n-test", "4", "--i2cl-epochs", "1", "--i2cl-calibration", "4", "--json", str(out)]) == 0
     row = json.loads(out.read_text())["methods"]["i2cl"]
     assert row["error"] is None and row["n"] == 4 and row["trainable_parameters"] == lm.n_layers * 4
-
-
-def tab_show(lm, name: str):
-    """The handler method `name`'s tab (its view's) wires to `page.built.change`, from a page holding only that tab."""
-    import dataclasses
-
-    import gradio as gr
-
-    from icr_app.app.built_tab import built_method_tab
-    from icr_app.app.context import AppContext
-    from icr_app.app.page import Page
-
-    with gr.Blocks() as demo:  # the tab reads only the built methods and the task events; the rest is filler
-        parts = {f.name: gr.State() for f in dataclasses.fields(Page)}
-        page = Page(**{**parts, "built": gr.State({}), "task_changed": []})
-        built_method_tab(AppContext(lm), page, REGISTRY[name])
-    return next(f.fn for f in demo.fns.values() if f.api_name == f"show_{name.replace('-', '_')}")
 
 
 def test_tab_shows_the_built_i2cl_and_offers_its_file(lm, built):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # pip installs, a served app and the real model
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +91,6 @@ def test_installed_app_serves_from_another_folder(installed, tmp_path, tiny_chec
         proc.wait(timeout=30)
 
 
-@pytest.mark.slow
 def test_installed_eval_with_the_shipped_router(installed, tmp_path):
     """The real model and the router shipped inside the package, run from a folder that holds nothing of ICL Lab."""
     result = _run(installed, tmp_path, "eval", "--data", "sentiment", "--methods", "zero-shot,icr", "--n-test", "20",

@@ -2,7 +2,8 @@
 
 import json
 
-from reports import launch, untimed
+import pytest
+from helpers import launch, untimed
 
 from icr_app.cli import main
 from icr_app.stats import wilson
@@ -28,6 +29,7 @@ def test_a_seeded_run_reproduces_its_json_exactly(tiny_checkpoint, tmp_path, cap
     assert [(c["a"], c["b"]) for c in a["paired"]] == [("few-shot", "zero-shot")]
 
 
+@pytest.mark.slow
 def test_two_processes_score_the_same_items_as_one(tiny_checkpoint, tmp_path):
     """`accelerate launch` over two CPU processes: each builds the methods (the task vector's seeded build gives
     the same vector in both) and scores half the items; the gathered JSON is one process's."""

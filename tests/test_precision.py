@@ -14,15 +14,7 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES, tiny_model
-from test_families import TINY_SITE
-from test_function_vector import TINY as TINY_FV
-from test_i2cl import TINY as TINY_I2CL
-from test_i2cl import assert_zero_shot_exactly, with_coef
-from test_icr import hash_encoder
-from test_icv import TINY as TINY_ICV
-from test_lora import TINY as TINY_LORA
-from test_lora import untrained
-from test_task_vector import TINY as TINY_TV
+from helpers import TINY_LORA, assert_zero_shot_exactly, hash_encoder, router_folder, tiny_configs
 from tiny import tiny_tokenizer
 
 from icr_app.analyses.anchors import cached as anchors
@@ -39,22 +31,12 @@ from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering
-from icr_app.methods.i2cl.method import coefficients
 from icr_app.methods.icr import router as router_module
-from icr_app.methods.icr.method import ICRConfig, ICRMethod
-from icr_app.methods.icr.pids import extract_pids
-from icr_app.methods.icr.router import ICRRouter, new_router
-from icr_app.methods.icv.method import ICVMethod
-from icr_app.methods.lora.method import LoraMethod
-from icr_app.methods.site.method import SiteMethod
+from icr_app.methods.icr.method import ICRMethod
+from icr_app.methods.icr.router import ICRRouter
 
 OFFLOADED = "llama-offloaded"  # the tiny Llama in bf16 with blocks 1 and 2 on disk
 DISK_BLOCKS = (1, 2)
-
-
-def configs(router: str) -> dict:
-    return {"site": TINY_SITE, "task-vector": TINY_TV, "function-vector": TINY_FV, "i2cl": replace(TINY_I2CL, epochs=1),
-            "icv": TINY_ICV, "lora": TINY_LORA, "icr": ICRConfig(router=router)}
 
 
 def save_checkpoint(family: str, folder) -> str:
@@ -85,20 +67,17 @@ def load_low(case: str, tmp):
     return load_as(save_checkpoint("llama" if case == OFFLOADED else case, tmp / "ckpt"), case, tmp)
 
 
-def router_folder(lm, folder) -> str:
-    """An untrained router for `lm` saved to `folder` (α = 0: the plain model), built in `lm`'s own dtype."""
-    pids = extract_pids(lm, [builtin_task("sentiment")], rank=2, n_prompts=3, max_demos=2)
-    new_router(lm, pids, 32, layers=[lm.n_layers - 2, lm.n_layers - 1], encoder=hash_encoder).save(folder)
-    return str(folder)
-
-
 @pytest.fixture(autouse=True)
 def hashed_encoder(monkeypatch):
     """Routers loaded from a folder embed queries with the hashed stand-in, not MiniLM."""
     monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
 
 
-@pytest.fixture(scope="module", params=[*FAMILIES, OFFLOADED])
+# bf16 on the CPU is slow: the quick tier keeps the Llama and the offloaded one, the full run every family.
+BF16_CASES = [case if case == "llama" else pytest.param(case, marks=pytest.mark.slow) for case in FAMILIES]
+
+
+@pytest.fixture(scope="module", params=[*BF16_CASES, OFFLOADED])
 def low(request, tmp_path_factory):
     lm = load_low(request.param, tmp_path_factory.mktemp(request.param))
     if request.param == OFFLOADED:
@@ -114,7 +93,7 @@ def built(low, tmp_path_factory):
     task = builtin_task("sentiment")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
-        cfg = configs(router_folder(low, tmp_path_factory.mktemp("router")))
+        cfg = tiny_configs(router_folder(low, tmp_path_factory.mktemp("router")))
         return {name: build_method(low, task, name, cfg.get(name)) for name in REGISTRY}
 
 
@@ -136,17 +115,17 @@ def test_eval_report_records_the_dtype_and_device_map(low):
     assert data["dtype"] == "bfloat16" and data["device_map"] == low.device_map
 
 
-def test_strength_zero_is_zero_shot_exactly(low, built):
-    """α = 0, identity coefficients, λ = 0, an untrained router or adapter: zero-shot bit for bit in bf16 and
-    offloaded (the untrained adapter on an open task too: the decoding path)."""
+def test_the_neutral_setting_is_zero_shot_exactly(low, built):
+    """Every method's neutral setting (the spec's, as test_contract.py checks it in fp32) and an untrained router:
+    zero-shot bit for bit in bf16 and offloaded (the untrained adapter on an open task too: the decoding path)."""
     queries = builtin_task("sentiment").inputs[:4]
-    site, i2cl, icv = built["site"].state, built["i2cl"].state, built["icv"].state
-    assert_zero_shot_exactly(SiteMethod(low, replace(site, theta=torch.full_like(site.theta, -torch.inf))), queries)
-    assert_zero_shot_exactly(type(built["i2cl"])(low, with_coef(i2cl, coefficients(low.n_layers, 0.0, 1.0))), queries)
-    assert_zero_shot_exactly(ICVMethod(low, replace(icv, meta=replace(icv.meta, strength=0.0))), queries)
+    for name, method in built.items():
+        if REGISTRY[name].neutral is not None:
+            assert_zero_shot_exactly(REGISTRY[name].neutral(method), queries)
     assert_zero_shot_exactly(built["icr"], queries)  # the router is untrained: α = 0
     train, test = split(builtin_task("antonyms"), 3, seed=0)
-    assert_zero_shot_exactly(LoraMethod(low, untrained(low, train)), test.inputs)
+    untrained = build_method(low, train, "lora", replace(TINY_LORA, steps=0))
+    assert_zero_shot_exactly(untrained, test.inputs)
 
 
 def test_every_figure_draws(low, built):
@@ -187,7 +166,7 @@ def fp32_artefacts(tmp_path_factory):
     path = save_checkpoint("llama", tmp / "llama")
     lm = load_model(path, dtype="float32")
     task = builtin_task("sentiment")
-    cfg = configs(router_folder(lm, tmp / "router"))
+    cfg = tiny_configs(router_folder(lm, tmp / "router"))
     files = {name: build_method(lm, task, name, cfg[name]).save(tmp / f"{name}.safetensors")
              for name in ("site", "i2cl", "icv", "lora")}
     return lm, path, files, cfg["icr"].router

@@ -4,6 +4,7 @@ import json
 
 import pytest
 import torch
+from helpers import no_hooks
 from tiny import family_lm
 
 from icr_app import cli
@@ -35,10 +36,6 @@ def report(lm):
 @pytest.fixture(scope="module")
 def setup():
     return Rank1Setup(builtin_task("antonyms"), Template(), shots=3, n_transfer=1, seed=1)
-
-
-def _no_hooks(lm) -> bool:
-    return not any(m._forward_hooks or m._forward_pre_hooks for m in lm.model.modules())
 
 
 def test_identity_holds_at_every_layer_in_fp32(lm, report):
@@ -77,7 +74,7 @@ def test_zero_patch_rerun_is_exact_and_weights_are_untouched(lm, setup):
         assert torch.equal(patched_output(lm, free, zero), free.out[layer])
         patched_output(lm, free, real)
     assert all(torch.equal(p, before[n]) for n, p in lm.model.named_parameters())
-    assert _no_hooks(lm)
+    assert no_hooks(lm)
 
 
 def test_demo_sweep_starts_at_zero_and_grows(report):
@@ -112,13 +109,13 @@ def test_float64_copy_makes_the_identity_exact_to_rounding(lm):
     assert rep.max_abs_error[0] < 1e-12
 
 
-def test_cancel_through_progress_leaves_no_hooks(lm):
+def test_cancel_through_progress_leavesno_hooks(lm):
     def cancel(_it):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         rank1_analysis(lm, builtin_task("sentiment"), shots=2, n_transfer=1, progress=cancel)
-    assert _no_hooks(lm)
+    assert no_hooks(lm)
 
 
 def test_bad_arguments_are_refused(lm):

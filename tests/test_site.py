@@ -1,5 +1,5 @@
-"""SITE on the tiny model: injection semantics, the cached-prefix training path, hook hygiene, artefacts,
-concurrency, and the CLI; one slow check on the real model."""
+"""SITE on the tiny model: injection semantics, the cached-prefix training path, damaged files, concurrency, the
+training objectives and the CLI; one slow check on the real model (α = 0, artefacts and hooks: test_contract.py)."""
 
 import threading
 from dataclasses import replace
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from tiny import build_state, family_lm, tiny_lm
+from tiny import build_state, family_lm
 
 from icr_app.app.i18n import say
 from icr_app.cli import main
-from icr_app.core.artefacts import ArtefactError, ArtefactModelError
+from icr_app.core.artefacts import ArtefactError
 from icr_app.core.prefix import PrefixPool
 from icr_app.core.scoring import LabelError, encode, prefill
 from icr_app.core.tasks import builtin_task, load_task, make_task, split
@@ -63,18 +63,6 @@ def no_hooks_left(lm) -> bool:
     return all(not m._forward_pre_hooks and not m._forward_hooks for m in head_outs(lm))
 
 
-@pytest.mark.parametrize("name", ["sentiment", "antonyms"])
-def test_alpha_zero_equals_zero_shot_exactly(lm, name):
-    task = builtin_task(name)
-    train, test = split(task, 8, seed=0)
-    site = fake_site(lm, train, torch.zeros(lm.n_layers, lm.n_heads))
-    zs = ZeroShotMethod(lm, Answering.of(lm, train, labels=task.labels)).predict(test.inputs, batch_size=3)
-    st = SiteMethod(lm, site).predict(test.inputs, batch_size=3)
-    assert [p.prompt for p in st] == [p.prompt for p in zs]
-    assert [p.generated for p in st] == [p.generated for p in zs]
-    assert [p.label_probs for p in st] == [p.label_probs for p in zs]
-
-
 def test_alpha_one_at_one_head_changes_only_that_slice(lm):
     task = builtin_task("sentiment")
     layer, head, d = 2, 1, lm.head_dim
@@ -93,28 +81,6 @@ def test_alpha_one_at_one_head_changes_only_that_slice(lm):
     assert torch.equal(injected[layer][:, -1, head * d:(head + 1) * d], site.t[layer, head].expand(2, d))
     assert not torch.equal(plain[-1], injected[-1])  # later layers do see the change
     assert no_hooks_left(lm)
-
-
-def test_hooks_removed_when_a_call_raises(lm):
-    task = builtin_task("sentiment")
-    site = fake_site(lm, task, torch.full((lm.n_layers, lm.n_heads), 0.7))
-    before = o_proj_inputs(lm, ["Input: fine\nOutput:"])
-    with pytest.raises(RuntimeError, match="cancelled"):
-        with lm.lock, inject(lm, site.t, site.alpha):
-            assert not no_hooks_left(lm)
-            raise RuntimeError("cancelled")
-    assert no_hooks_left(lm)
-
-    def cancel_at_third(it, **_):
-        for i, x in enumerate(it):
-            if i == 2:
-                raise RuntimeError("cancelled")
-            yield x
-
-    with pytest.raises(RuntimeError, match="cancelled"):  # the app cancels by raising inside progress
-        build_state(lm, task, "site", TINY, progress=cancel_at_third)
-    assert no_hooks_left(lm)
-    assert all(torch.equal(a, b) for a, b in zip(before, o_proj_inputs(lm, ["Input: fine\nOutput:"])))
 
 
 def test_cached_prefix_matches_full_prompt(lm):
@@ -166,27 +132,9 @@ def test_training_lowers_the_loss_on_a_learnable_task(lm):
     assert not torch.equal(site.theta, torch.zeros_like(site.theta))
 
 
-def test_save_load_round_trip_is_bit_exact(lm, tmp_path):
-    task = builtin_task("sentiment")
-    site = build_state(lm, task, "site", TINY)
-    path = save_site(site, tmp_path / "s.safetensors")
-    back = load_site(path, lm)
-    assert torch.equal(back.t, site.t) and torch.equal(back.theta, site.theta) and back.meta == site.meta
-    assert back.fingerprint == lm.fingerprint
-    queries = task.inputs[:5]
-    assert [p.label_probs for p in SiteMethod(lm, back).predict(queries)] == \
-        [p.label_probs for p in SiteMethod(lm, site).predict(queries)]
-    assert alpha_heatmap(back, say).data[0].z is not None
-
-
-def test_wrong_model_is_refused(lm, tmp_path):
-    other = tiny_lm(n_layers=2)
-    path = save_site(fake_site(other, builtin_task("sentiment"), torch.rand(2, other.n_heads)), tmp_path / "o.st")
-    assert load_site(path).fingerprint == other.fingerprint  # readable without a model
-    with pytest.raises(ArtefactModelError, match="made for model"):
-        load_site(path, lm)
-    with pytest.raises(ArtefactModelError, match="built for model"):
-        SiteMethod(lm, load_site(path))
+def test_alpha_heatmap_draws_each_head_weight(lm):
+    site = fake_site(lm, builtin_task("sentiment"), torch.rand(lm.n_layers, lm.n_heads))
+    assert [list(row) for row in alpha_heatmap(site, say).data[0].z] == site.alpha.tolist()
 
 
 def test_corrupted_and_truncated_files_are_refused(lm, tmp_path):

@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import pytest
 from browser import CHROMIUM
-from reports import launch, untimed
+from helpers import launch, untimed
 
 import icr_app.suite_run as suite
 from icr_app.cli import main
@@ -38,6 +38,7 @@ def test_tasks_are_builtin_names_files_or_folders(tmp_path):
         suite.task_sources([tmp_path])
 
 
+@pytest.mark.slow
 def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint, tmp_path, monkeypatch, capsys):
     """Killed during its second task × seed, a suite restarted runs only that one and reports as a suite never
     stopped would; a method added later runs alone beside zero-shot (for its latency ratio); other settings in
@@ -69,6 +70,7 @@ def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint,
     assert "holds results made with another n_test, task-vector's config" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_processes_give_the_summary_of_one(tiny_checkpoint, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
     assert main([*ARGS, "--model", tiny_checkpoint, "--out", str(one)]) == 0

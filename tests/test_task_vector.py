@@ -1,17 +1,16 @@
 """Task vectors on the tiny models: the fast layer sweep against full-prompt patching (every family), replacing
 a query's own state is zero-shot exactly, the last block carries a few-shot prompt's answer over, the chosen
-layer is the one inference confirms, artefacts, hook hygiene and the tab."""
+layer is the one inference confirms, the figure and the tab (artefacts and hooks: test_contract.py)."""
 
 from dataclasses import replace
 
 import pytest
 import torch
 from families import FAMILIES
-from test_i2cl import tab_show
-from tiny import build_state, family_lm, tiny_lm
+from helpers import TINY_TV, no_hooks, tab_show
+from tiny import build_state, family_lm
 
 from icr_app.app.i18n import say
-from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
@@ -29,12 +28,6 @@ from icr_app.methods.task_vector import (
 )
 from icr_app.methods.task_vector_figures import layer_figure
 from icr_app.methods.zero_shot import ZeroShotMethod
-
-TINY = TaskVectorConfig(n_prompts=4, val_size=6, batch_size=4)
-
-
-def no_hooks(lm) -> bool:
-    return not any(m._forward_hooks or m._forward_pre_hooks for m in lm.model.modules())
 
 
 def fake_tv(lm, task, layer: int, theta: torch.Tensor, accuracy: torch.Tensor | None = None) -> TaskVectorState:
@@ -88,7 +81,7 @@ def test_fast_sweep_equals_patching_the_full_prompt(family, task_name):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_build_shapes_on_every_family(family):
     lm = family_lm(family)
-    tv = build_state(lm, builtin_task("sentiment"), "task-vector", TINY, shots=2)
+    tv = build_state(lm, builtin_task("sentiment"), "task-vector", TINY_TV, shots=2)
     assert tv.theta.shape == (lm.model.config.hidden_size,)
     assert tv.layer_accuracy.shape == tv.layer_gold_prob.shape == (lm.n_layers,)
     assert 0 <= tv.meta.layer < lm.n_layers and tv.meta.n_val == 6 and tv.meta.n_demos == 2
@@ -98,7 +91,7 @@ def test_build_shapes_on_every_family(family):
 
 def test_evaluates_beside_the_baselines(lm):
     rep = evaluate(lm, builtin_task("headline-topic"), ["zero-shot", "few-shot", "task-vector"], n_test=6, shots=2,
-                   configs={"task-vector": TINY})
+                   configs={"task-vector": TINY_TV})
     assert not rep.failed, {k: v.error for k, v in rep.methods.items()}
     res = rep.methods["task-vector"]
     assert res.n == 6 and res.stored_parameters == lm.model.config.hidden_size and res.build_s > 0
@@ -139,8 +132,8 @@ def test_chosen_layer_is_the_one_inference_confirms(lm):
     and no block scores better."""
     task = builtin_task("headline-topic")
     answering = Answering.of(lm, task)
-    tv = build_state(lm, task, "task-vector", TINY, answering=answering, shots=2)
-    _, val = holdout(task, TINY.val_size, seed=0)
+    tv = build_state(lm, task, "task-vector", TINY_TV, answering=answering, shots=2)
+    _, val = holdout(task, TINY_TV.val_size, seed=0)
     method = TaskVectorMethod(lm, tv)
     preds = method.predict([e.input for e in val], batch_size=4)
     gold_probs = [p.label_probs[e.output] for p, e in zip(preds, val)]
@@ -148,7 +141,7 @@ def test_chosen_layer_is_the_one_inference_confirms(lm):
     assert accuracy == pytest.approx(float(tv.layer_accuracy[tv.meta.layer]))
     assert sum(gold_probs) / len(val) == pytest.approx(float(tv.layer_gold_prob[tv.meta.layer]), abs=1e-5)
     assert tv.meta.layer == best_layer(tv.layer_accuracy, tv.layer_gold_prob)
-    fixed = build_state(lm, task, "task-vector", replace(TINY, layer=0), answering=answering, shots=2)
+    fixed = build_state(lm, task, "task-vector", replace(TINY_TV, layer=0), answering=answering, shots=2)
     assert fixed.meta.layer == 0 and torch.equal(fixed.layer_accuracy, tv.layer_accuracy)
 
 
@@ -157,53 +150,6 @@ def test_best_layer_breaks_ties_by_gold_probability():
     prob = torch.tensor([0.9, 0.4, 0.6, 0.95])
     assert best_layer(acc, prob) == 2
     assert best_layer(torch.zeros(3), torch.tensor([0.1, 0.3, 0.2])) == 1
-
-
-def test_round_trip_is_bit_exact_and_another_model_is_refused(lm, tmp_path):
-    task = builtin_task("sentiment")
-    tv = build_state(lm, task, "task-vector", TINY, shots=2)
-    back = TaskVectorState.load(tv.save(tmp_path / "tv.safetensors"), lm)
-    for name in ("theta", "layer_accuracy", "layer_gold_prob"):
-        assert torch.equal(getattr(back, name), getattr(tv, name))
-    assert back.meta == tv.meta and back.fingerprint == lm.fingerprint
-    queries = task.inputs[:4]
-    assert [p.label_probs for p in TaskVectorMethod(lm, back).predict(queries)] == \
-        [p.label_probs for p in TaskVectorMethod(lm, tv).predict(queries)]
-    other = tiny_lm(n_layers=2)
-    path = fake_tv(other, task, 1, torch.ones(64)).save(tmp_path / "other.safetensors")
-    with pytest.raises(ArtefactModelError):
-        TaskVectorState.load(path, lm)
-    with pytest.raises(ArtefactModelError):
-        TaskVectorMethod(lm, TaskVectorState.load(path))
-    (tmp_path / "cut.safetensors").write_bytes(path.read_bytes()[:100])
-    with pytest.raises(ArtefactError):
-        TaskVectorState.load(tmp_path / "cut.safetensors")
-
-
-def cancelling_at(stage: str):
-    """A progress wrapper that raises, as the app's Cancel does, at the second step of the stage whose desc
-    contains `stage`."""
-    def cancel(it, desc="", **_):
-        for i, x in enumerate(it):
-            if stage in desc and i == 1:
-                raise RuntimeError("cancelled")
-            yield x
-
-    return cancel
-
-
-@pytest.mark.parametrize("stage", ["prompts", "sweep"])
-def test_no_hooks_remain_after_an_error(lm, stage):
-    with pytest.raises(RuntimeError, match="cancelled"):
-        build_state(lm, builtin_task("sentiment"), "task-vector", replace(TINY, batch_size=1), shots=2,
-                    progress=cancelling_at(stage))
-    assert no_hooks(lm)
-    tv = fake_tv(lm, builtin_task("sentiment"), 2, torch.ones(64))
-    with pytest.raises(RuntimeError, match="mid-way"):
-        with lm.lock, TaskVectorMethod(lm, tv).intervention(["x"]):
-            assert not no_hooks(lm)
-            raise RuntimeError("mid-way")
-    assert no_hooks(lm)
 
 
 def test_layer_figure_marks_the_chosen_block(lm):

@@ -5,6 +5,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import BAD_UPLOADS, ROWS, csv_bytes
 
 from icr_app.core.tasks import (
     MAX_BYTES,
@@ -18,22 +19,16 @@ from icr_app.core.tasks import (
 )
 from icr_app.methods.icr.router import TRAINING_DOMAINS
 
-ROWS = [("good film", "positive"), ("dull plot", "negative")] * 5
-
-
-def _csv(rows, header="input,output", sep=","):
-    return (header + "\n" + "\n".join(f"{x}{sep}{y}" for x, y in rows)).encode()
-
 
 @pytest.mark.parametrize(
     "name,data",
     [
-        ("t.csv", _csv(ROWS)),
-        ("t.tsv", _csv(ROWS, "input\toutput", "\t")),
+        ("t.csv", csv_bytes(ROWS)),
+        ("t.tsv", csv_bytes(ROWS, "input\toutput", "\t")),
         ("t.json", json.dumps([{"input": x, "output": y} for x, y in ROWS]).encode()),
         ("t.jsonl", "\n".join(json.dumps({"input": x, "output": y}) for x, y in ROWS).encode()),
-        ("t.csv", _csv(ROWS, "text,label")),
-        ("t.csv", _csv(ROWS, "Sentence,Label")),
+        ("t.csv", csv_bytes(ROWS, "text,label")),
+        ("t.csv", csv_bytes(ROWS, "Sentence,Label")),
     ],
 )
 def test_formats_parse(name, data):
@@ -44,32 +39,14 @@ def test_formats_parse(name, data):
 
 
 def test_configurable_columns():
-    data = _csv(ROWS, "review,stars")
+    data = csv_bytes(ROWS, "review,stars")
     task = parse_task_bytes(data, "t.csv", input_col="review", output_col="stars")
     assert len(task.examples) == 10
     with pytest.raises(TaskError, match="no input column 'body'"):
         parse_task_bytes(data, "t.csv", input_col="body", output_col="stars")
 
 
-@pytest.mark.parametrize(
-    "name,data,message",
-    [
-        ("t.csv", b"", "the file is empty"),
-        ("t.csv", b"   \n", "the file is empty"),
-        ("t.csv", _csv(ROWS, "foo,bar"), "no input column found"),
-        ("t.csv", _csv(ROWS, "input,bar"), "no output column found"),
-        ("t.csv", _csv([("good", "positive"), ("", "negative"), ("ok", " ")]), r"2 row\(s\) have a blank.*rows 2, 3"),
-        ("t.csv", _csv([("good", "positive")]), "at least 2 examples"),
-        ("t.csv", _csv([(f"x{i}", "same") for i in range(10)]), "every example has the label 'same'"),
-        ("t.csv", "input,output\ncafé,oui\n".encode("latin-1"), "not UTF-8"),
-        ("t.json", b"{not json", "malformed JSON"),
-        ("t.json", b'{"input": "a"}', "must be a list"),
-        ("t.json", b'["a", "b"]', "must be an object"),
-        ("t.jsonl", b'{"input": "a", "output": "b"}\n{oops', "line 2"),
-        ("t.xlsx", b"PK..", "unsupported file type"),
-        ("t.csv", b"input,output\na,b,c\nd,e\n", "more fields than the header"),
-    ],
-)
+@pytest.mark.parametrize("name,data,message", BAD_UPLOADS)
 def test_bad_inputs_have_clear_messages(name, data, message):
     with pytest.raises(TaskError, match=message):
         parse_task_bytes(data, name)

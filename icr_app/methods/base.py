@@ -256,6 +256,9 @@ class MethodSpec:
     build: Callable[[BuildContext, Any], Method]
     kind: Kind = "implicit"
     presets: Mapping[str, tuple[str, Callable[[], Any]]] = field(default_factory=dict)
+    # The built method at its no-op setting (strength 0), which answers exactly as zero-shot; a method without
+    # such a setting has None. tests/test_contract.py checks every registered method against it.
+    neutral: Callable[[Method], Method] | None = None
     instant: bool = False  # building costs nothing (no training on the task), so the app builds it per query
     artefact: str | None = None  # the kind of a built method's file (`Method.save`), which `load_method` goes by
     load: Callable[[Path, Any], Method] | None = None  # (path, lm) -> the method; refuses another model's file

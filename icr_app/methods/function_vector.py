@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -204,9 +204,15 @@ class FunctionVectorMethod(LastTokenEdit):
     edit = staticmethod(add_last)
 
 
+def neutral(method: FunctionVectorMethod) -> FunctionVectorMethod:
+    """A zero vector added at the same block."""
+    state = method.state
+    return FunctionVectorMethod(method.lm, replace(state, fv=torch.zeros_like(state.fv)))
+
 
 SPEC = stateful_spec(
     FunctionVectorMethod, title="Function vector", config=FunctionVectorConfig, build=build, kind="implicit",
+    neutral=neutral,
     description="the summed mean outputs of the heads with the largest causal effect, added at the last token",
     view=MethodView("fv", "icr_app.methods.function_vector_figures:aie_figure",
                     "icr_app.methods.function_vector_figures:summary",

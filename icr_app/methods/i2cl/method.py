@@ -40,7 +40,7 @@ import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import torch
@@ -233,3 +233,8 @@ class I2CLMethod(StatefulMethod):
     def intervention(self, queries: list[str]) -> Intervention:
         return inject(self.lm, self.state.vectors, self.state.coef)
 
+
+def neutral(method: I2CLMethod) -> I2CLMethod:
+    """The same context vectors mixed with λ = 0, β = 1: every output is kept as it is."""
+    coef = coefficients(method.lm.n_layers, 0.0, 1.0)
+    return I2CLMethod(method.lm, replace(method.state, coef=coef))

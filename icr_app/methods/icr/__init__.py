@@ -6,10 +6,10 @@
 """
 
 from icr_app.methods.base import MethodSpec
-from icr_app.methods.icr.method import ARTEFACT, ICRConfig, ICRMethod, build
+from icr_app.methods.icr.method import ARTEFACT, ICRConfig, ICRMethod, build, neutral
 
 SPEC = MethodSpec(
-    name="icr", title="ICR (pretrained router)", config=ICRConfig, build=build, instant=True,
+    name="icr", title="ICR (pretrained router)", config=ICRConfig, build=build, instant=True, neutral=neutral,
     artefact=ARTEFACT, load=ICRMethod.load,
     description="a router trained once on other tasks bends attention along principal ICL directions; "
                 "no examples at inference",

@@ -8,6 +8,7 @@ saves its router, PIDs and how it reads answers to one artefact file (`ICRMethod
 
 from __future__ import annotations
 
+import copy
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.scoring import Intervention
 from icr_app.methods.base import Answering, BuildContext, Method
 from icr_app.methods.icr.pids import PIDs
-from icr_app.methods.icr.router import ICRRouter, find_router, load_pretrained_router
+from icr_app.methods.icr.router import ICRRouter, find_router, load_pretrained_router, members
 from icr_app.methods.state import answering_of, built_fields
 
 ARTEFACT = "icr"
@@ -81,3 +82,12 @@ def cached_router(lm: LoadedModel, folder: str | None = None) -> ICRRouter:
 
 def build(ctx: BuildContext, config: ICRConfig) -> ICRMethod:
     return ICRMethod(ctx.lm, ctx.answering, cached_router(ctx.lm, config.router))
+
+
+def neutral(method: ICRMethod) -> ICRMethod:
+    """The same router with its α scale at 0: no routing bias."""
+    r = method.router
+    net = copy.deepcopy(r.net)
+    for member in members(net):
+        member.alpha_scale.fill_(0.0)
+    return ICRMethod(method.lm, method.answering, ICRRouter(r.lm, net, r.pids, r.layers, r.rows, r.encoder, r.meta))

@@ -181,3 +181,8 @@ def build(ctx: BuildContext, cfg: ICVConfig) -> ICVMethod:
     meta.strength, meta.build_s = best["strength"], time.perf_counter() - t0
     return ICVMethod(lm, ICVState(directions=directions, meta=meta, fingerprint=lm.fingerprint))
 
+
+def neutral(method: ICVMethod) -> ICVMethod:
+    """The same directions at strength λ = 0."""
+    state = method.state
+    return ICVMethod(method.lm, replace(state, meta=replace(state.meta, strength=0.0)))

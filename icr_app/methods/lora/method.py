@@ -34,6 +34,7 @@ import copy
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -196,3 +197,9 @@ class LoraMethod(StatefulMethod):
 
     decode_intervention = intervention  # the update is in every weight it targets, at every step
 
+
+def neutral(method: LoraMethod) -> LoraMethod:
+    """The same adapter with B = 0, as before training: the update B·A is zero."""
+    state = method.state
+    tensors = {k: torch.zeros_like(v) if ".lora_B." in k else v for k, v in state.tensors.items()}
+    return LoraMethod(method.lm, replace(state, tensors=tensors))

@@ -134,3 +134,9 @@ class SiteMethod(StatefulMethod):
 
 PAPER = ("the paper's setting: M=50, N=10, 400 steps of batch 1", SiteConfig.paper)
 FIRST_TOKEN = ("the defaults with the paper's first-token objective", lambda: SiteConfig(objective="first-token"))
+
+
+def neutral(method: SiteMethod) -> SiteMethod:
+    """The same task embeddings with every head weight α at 0: nothing is injected."""
+    theta = torch.full_like(method.state.theta, -torch.inf)  # α = sigmoid(θ) is exactly 0
+    return SiteMethod(method.lm, replace(method.state, theta=theta), method.decode_inject)
