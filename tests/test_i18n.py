@@ -50,7 +50,7 @@ def test_every_key_the_code_asks_for_exists():
             (families if is_f and "{" in key else literal).add(key.split("{")[0] if is_f else key)
     assert literal and literal <= set(EN), literal - set(EN)
     named = {"method.": list(REGISTRY), "kind.": {s.kind for s in REGISTRY.values()},
-             "download.": [name for name, spec in REGISTRY.items() if spec.load is not None], "anchors.": EXPERIMENTS,
+             "download.": [name for name, spec in REGISTRY.items() if spec.view is not None], "anchors.": EXPERIMENTS,
              "": [key for spec in REGISTRY.values() if spec.view for key in view_keys(spec.view)], "error.": MESSAGES}
     assert families <= set(named), families - set(named)
     for prefix in families | {"method."}:  # method titles go through i18n.method_title / method_label
