@@ -1,3 +1,0 @@
-from icr_app.cli import main
-
-raise SystemExit(main())

@@ -1,1 +1,0 @@
-"""ICL as a rank-1 weight update (Dherin et al.): `analysis` checks it, `figures` draws it, `panel` is its tab."""

@@ -1,1 +1,0 @@
-"""Shared machinery: models and their adapter, tasks, prompts, scoring, tracing, attention, artefacts."""
