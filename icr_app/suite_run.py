@@ -134,7 +134,8 @@ def check_settings(out: Path, current: dict[str, Any]) -> None:
     changed = [key for key in ("model", "dtype", "n_test", "shots") if key in old and old[key] != current[key]]
     changed += [f"{m}'s config" for m, c in current["configs"].items() if old["configs"].get(m, c) != c]
     if changed:
-        raise ValueError(f"{out} holds results made with another {', '.join(changed)}: use another --out")
+        raise ValueError(f"{out} holds results made with another {', '.join(changed)}: use another output folder "
+                         "(--out)")
     if parallel.is_main():
         write_whole(path, json.dumps({**current, "configs": {**old["configs"], **current["configs"]}}, indent=2))
 
