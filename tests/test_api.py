@@ -247,24 +247,6 @@ def test_the_registries_describe_every_method_and_analysis():
     assert {"anchors", "rank1"} <= set(analyses)
 
 
-# The library without the page's packages: README's example of the library (the docs put it there).
-LIBRARY_EXAMPLE = """
-import icr_app as icl
-
-lm = icl.load_model("smollm2-135m", dtype="float32")  # the default model, offline
-site = icl.build("site", lm, "sentiment", n_prompts=4, steps=5)  # a built-in task; pairs or a task file too
-for p in site.predict(["An absolute joy from start to finish.", "I want my two hours back."]):
-    print(p.prediction, {label: round(prob, 2) for label, prob in p.label_probs.items()})
-site.save("sentiment-site.safetensors")  # safetensors + JSON, stamped with the model it belongs to
-site = icl.load("sentiment-site.safetensors", lm)
-
-report = icl.evaluate(lm, "sentiment", ["zero-shot", "few-shot"], seeds=[0, 1], n_test=10)
-for name, m in report.to_json()["methods"].items():
-    print(f"{name}: accuracy {m['accuracy']:.2f} (sd {m['accuracy_sd']:.2f}), {m['latency_ratio_to_zero_shot']:.1f}x")
-
-icl.suite(lm, ["sentiment", "spam"], ["zero-shot", "few-shot"], n_test=5, out="runs/suite")
-print(open("runs/suite/summary.md").read())
-"""
 WITHOUT_THE_PAGE = """
 import sys
 for name in ("gradio", "plotly", "kaleido"):  # as if not installed: import fails, find_spec finds nothing
@@ -272,17 +254,20 @@ for name in ("gradio", "plotly", "kaleido"):  # as if not installed: import fail
 """
 
 
+def readme_example() -> str:
+    """README's Python example (its one ```python block)."""
+    return re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
+
+
 @pytest.mark.slow
-def test_the_library_runs_without_the_pages_packages(tmp_path):
-    """`pip install .` leaves out gradio, plotly and kaleido: the library example runs without them, and the suite
-    says it drew no figures."""
+def test_readme_example_runs_without_the_pages_packages(tmp_path):
+    """`pip install .` leaves out gradio, plotly and kaleido: README's example runs as written without them."""
     env = {**os.environ, "PYTHONPATH": str(README.parent), "HF_HUB_OFFLINE": "1"}
-    run = subprocess.run([sys.executable, "-c", WITHOUT_THE_PAGE + LIBRARY_EXAMPLE], cwd=tmp_path,
+    run = subprocess.run([sys.executable, "-c", WITHOUT_THE_PAGE + readme_example()], cwd=tmp_path,
                          env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "positive" in run.stdout and "few-shot: accuracy" in run.stdout
-    assert "No figures: plotly is not installed" in run.stdout
-    assert not list((tmp_path / "runs" / "suite").glob("*.html"))
+    assert "positive" in run.stdout and "'accuracy'" in run.stdout
+    assert (tmp_path / "sentiment-site.safetensors").is_file()
 
 
 @pytest.mark.slow
@@ -296,19 +281,6 @@ def test_the_shipped_icr_router_round_trips_through_one_file(real_lm, tmp_path):
     want = [p.label_probs for p in icr.predict(queries)]
     assert [p.label_probs for p in back.predict(queries)] == [pytest.approx(p, abs=1e-6) for p in want]
     assert back.stored_parameters == icr.stored_parameters > 0
-
-
-def readme_example() -> str:
-    """The first Python block of README's "Use it from Python" section."""
-    section = README.read_text().split("## Use it from Python", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
-
-
-@pytest.mark.slow
-def test_readme_example_runs_as_written(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    exec(compile(readme_example(), "README.md", "exec"), {})
-    assert "positive" in capsys.readouterr().out
 
 
 def train_icr_router(_name, lm, task, tmp_path, monkeypatch):

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import sys
 from dataclasses import asdict
 
 import pytest
@@ -117,6 +118,15 @@ def test_figures_stay_html_with_the_reason_when_png_export_fails(tmp_path, monke
     written, why = write_figures(tmp_path, cells, ["zero-shot"])
     assert written == ["heatmap.html", "accuracy-vs-latency.html"]
     assert why.startswith("Figures as HTML only: kaleido could not export it (RuntimeError: no Chrome found)")
+
+
+def test_without_plotly_the_summary_says_why_it_has_no_figures(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "plotly", None)  # as a library install (`pip install .`) has it
+    cells = [{"task": "t", "method": "zero-shot", "accuracy": 0.5, "ci95_low": 0.4, "ci95_high": 0.6,
+              "latency_ratio_to_zero_shot": 1.0, "error": None}]
+    written, why = write_figures(tmp_path, cells, ["zero-shot"])
+    assert written == [] and not list(tmp_path.iterdir())
+    assert why.startswith("No figures: plotly is not installed")
 
 
 def _report(task_correct: dict[str, list[bool]]) -> dict:
