@@ -1,6 +1,6 @@
 """ICL Lab: zero-shot, few-shot and implicit in-context learning (SITE, ICR, ...) side by side.
 
-The public Python API (`icr_app.api`, README "Use it from Python"): `load_model`, `wrap`, `checkpoint`, `build`,
+The public Python API (`icr_app.api`; README shows it at work): `load_model`, `wrap`, `checkpoint`, `build`,
 `load`, `evaluate`, `suite`, `register_method`, `method_specs`, `analysis_specs`; the types a user touches
 (`LoadedModel`, `Method`, `MethodSpec`, `Prediction`, `Task`, `SeedsReport`) and the errors to catch.
 """

@@ -1,4 +1,4 @@
-"""ICL Lab from Python: the methods on your own model, in your own code (README, "Use it from Python").
+"""ICL Lab from Python: the methods on your own model, in your own code (README has an example).
 
     import icr_app as icl
 
@@ -131,5 +131,5 @@ def method_specs() -> dict[str, MethodSpec]:
 
 
 def analysis_specs() -> dict[str, AnalysisSpec]:
-    """The registered analyses by name: title, description, app tab and views."""
+    """The registered analyses by name: title, description and the views it ships for the app."""
     return dict(ANALYSES)

@@ -1,5 +1,5 @@
-"""README's "Contributing: adding a method", as a test: a method is its own module plus one registry entry, and
-the `eval` flags, the app's method list, its Evaluate tab and the benchmarks pick it up from the registry alone."""
+"""docs/architecture.md's "adding a method", as a test: a method is its own module plus one `register_method` call,
+and the `eval` flags, the app's method list, its Evaluate tab and the benchmarks pick it up from the registry alone."""
 
 import importlib.util
 import json
@@ -11,6 +11,7 @@ import gradio as gr
 import pytest
 from gradio.i18n import I18nData
 
+import icr_app as icl
 from icr_app.app import build_demo
 from icr_app.app.strings import STRINGS
 from icr_app.cli import build_parser
@@ -47,8 +48,10 @@ SPEC = MethodSpec(name="echo", title="Echo (test)", description="zero-shot with 
 
 
 @pytest.fixture
-def registered(monkeypatch):
-    monkeypatch.setitem(REGISTRY, SPEC.name, SPEC)  # the one line a contributor adds to `_SPECS`
+def registered():
+    icl.register_method(SPEC)  # what a contributor (or a user with a method of their own) does
+    yield
+    del REGISTRY[SPEC.name]
 
 
 def test_a_registered_method_gets_its_eval_flags(registered, capsys):
