@@ -29,7 +29,7 @@ from accelerate import dispatch_model, infer_auto_device_map, init_empty_weights
 from accelerate.utils import get_balanced_memory, set_module_tensor_to_device
 from transformers import AutoModelForCausalLM, LlamaConfig, PretrainedConfig, Qwen2Config
 
-from icr_app.core.models import DEFAULT_MODEL, FP32_CPU, LoadedModel, load_model, wrap
+from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model, wrap
 from icr_app.core.tasks import builtin_task, split
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering, Method
@@ -160,7 +160,7 @@ def measure(lm: LoadedModel, name: str, train, queries: list[str], answering: An
 
 
 def run_config(name: str, n_test: int, batch_size: int, methods: list[str], spread: bool = False) -> dict[str, Any]:
-    tokenizer = load_model(DEFAULT_MODEL, FP32_CPU).tokenizer
+    tokenizer = load_model(DEFAULT_MODEL, dtype="float32", device_map="cpu").tokenizer
     config = replace_vocab(SHAPES[name](), len(tokenizer), tokenizer)
     t0 = time.perf_counter()
     model, device_map = random_model(config, spread)
