@@ -33,6 +33,8 @@ from icr_app.methods.state import StatefulMethod
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 METHODS = list(REGISTRY)
+WITH_NEUTRAL = [name for name, spec in REGISTRY.items() if spec.neutral is not None]
+SAVING = [name for name, spec in REGISTRY.items() if spec.artefact is not None]
 TINY = "tiny"  # the session's tiny Llama-style model (grouped KV heads)
 MODELS = [TINY, *FAMILIES]
 PROBE = ["Input: fine\nOutput:", "Input: a rather longer probe sentence\nOutput:"]
@@ -118,12 +120,10 @@ def queries_of(task: str) -> list[str]:
 NEUTRAL_CASES = [(model, task) for model in MODELS for task in ("sentiment", "antonyms")]  # antonyms: open answers
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", WITH_NEUTRAL)
 @pytest.mark.parametrize(("model", "task"), NEUTRAL_CASES)
 def test_the_neutral_setting_answers_exactly_as_zero_shot(built, method, model, task):
     neutral = REGISTRY[method].neutral
-    if neutral is None:
-        pytest.skip(f"{method} has no neutral setting")
     m = built(model, method, task)
     queries = queries_of(task)
     zero_shot = answers(ZeroShotMethod(m.lm, m.answering), queries)
@@ -150,11 +150,9 @@ def test_the_artefact_round_trip_answers_the_same(built, method, task, tmp_path)
         assert back.state.meta == m.state.meta
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SAVING)
 def test_an_artefact_made_for_another_model_is_refused(built, other_lm, method, tmp_path):
     spec = REGISTRY[method]
-    if spec.artefact is None:
-        pytest.skip(f"{method} saves no artefact")
     m = built(TINY, method)
     path = m.save(tmp_path / "m.safetensors")
     with pytest.raises(ArtefactModelError):
