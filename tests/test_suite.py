@@ -87,6 +87,7 @@ def test_two_processes_give_the_summary_of_one(tiny_checkpoint, tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, png
 
 
+@pytest.mark.slow
 def test_the_library_suite_takes_tasks_and_configs_and_returns_what_it_writes(lm, tmp_path):
     """`icl.suite` over a `Task` and a built-in name, with a config of the caller's: it returns each task's report,
     the JSON it writes, one run per seed; a second call finds every unit done and runs nothing."""
