@@ -920,6 +920,11 @@ ZH: dict[str, str] = {
                              "`{command}` 训练一个，再用 --icr-router 或 $ICL_LAB_ROUTERS 指向它的文件夹（或存放多个"
                              "路由器的文件夹）",
     "error.model.needs_offload": "{name} 的设备映射会把权重放到磁盘上；请加上 --offload-folder DIR",
+    "error.model.not_builtin": "“{name}”不是内置模型；内置模型：{builtin}",
+    "error.model.not_installed": "模型“{name}”没有安装（{err}），且无法连接到模型仓库；请这样安装：{hint}",
+    "error.model.unknown": "未知的模型“{name}”：既不是内置模型名，也不是本地检查点文件夹或可访问的仓库 ID。"
+                           "内置模型：{builtin}",
+    "error.model.unsupported": "ICL Lab 不认识“{model_type}”架构；支持的模型家族：{families}",
     "error.model.too_large": "模型 {name} 在 {dtype} 下需要在设备 {device} 上占用 {need}（共 {total}，按配置估算），"
                              "但那里只有 {limit} 可用。能让它放得下的参数：{flags}",
     "error.model.too_large_all": "模型 {name} 在 {dtype} 下需要在允许的设备上占用 {need}（共 {total}，按配置估算），"

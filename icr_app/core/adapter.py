@@ -27,6 +27,8 @@ from typing import Literal
 import torch
 from torch import nn
 
+from icr_app.core.errors import UserError
+
 QKLayout = Literal["separate", "fused", "interleaved"]
 
 
@@ -74,7 +76,7 @@ FAMILY_NAMES = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "qwen3
                 "olmo2": "OLMo-2", "phi3": "Phi-3", "gpt2": "GPT-2", "gpt_neox": "GPT-NeoX"}
 
 
-class UnsupportedModelError(ValueError):
+class UnsupportedModelError(UserError):
     """A model whose architecture the adapter does not know."""
 
 
@@ -103,9 +105,8 @@ class Adapter:
         cfg = model.config
         self.model_type = cfg.model_type
         if self.model_type not in FAMILIES:
-            raise UnsupportedModelError(
-                f"ICL Lab does not know the '{self.model_type}' architecture; supported families: "
-                f"{', '.join(FAMILY_NAMES.values())}")
+            raise UnsupportedModelError("model.unsupported", model_type=self.model_type,
+                                        families=", ".join(FAMILY_NAMES.values()))
         self.family = FAMILIES[self.model_type]
         self.model = model
         self.blocks: nn.ModuleList = model.get_submodule(self.family.blocks)

@@ -82,6 +82,12 @@ MESSAGES: dict[str, str] = {
     "model.needs_offload": "the device map of {name} sends weights to disk; give --offload-folder DIR",
     "model.too_large": "model {name} needs {need} on device {device} in {dtype} ({total} in all, estimated from its "
                        "config), but only {limit} is available there. Flags that would make it fit: {flags}",
+    "model.not_builtin": "'{name}' is not a built-in model; built-in: {builtin}",
+    "model.not_installed": "model '{name}' is not installed ({err}) and the hub is unreachable; install it with: "
+                           "{hint}",
+    "model.unknown": "unknown model '{name}': not a built-in name, a local checkpoint directory, or a reachable hub "
+                     "id. Built-in: {builtin}",
+    "model.unsupported": "ICL Lab does not know the '{model_type}' architecture; supported families: {families}",
     "model.too_large_all": "model {name} needs {need} on the devices allowed in {dtype} ({total} in all, estimated "
                            "from its config), but only {limit} is available there. Flags that would make it fit: "
                            "{flags}",

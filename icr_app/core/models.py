@@ -22,6 +22,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 
 from icr_app.core.adapter import Adapter
 from icr_app.core.attention import ATTENTION
+from icr_app.core.errors import UserError
 from icr_app.core.loading import LoadOptions, check_fits
 
 FP32_CPU = LoadOptions(dtype="float32", device_map="cpu")
@@ -70,7 +71,7 @@ BUILTIN_MODELS: dict[str, GGUFSource] = {
 }
 
 
-class ModelNotFoundError(ValueError):
+class ModelNotFoundError(UserError):
     """The requested model name is neither built in, a local checkpoint, nor reachable on the hub."""
 
 
@@ -215,7 +216,7 @@ def _cached(name: str) -> Path:
 def builtin_checkpoint(name: str) -> Path:
     """A built-in model as a checkpoint folder, made from its package's GGUF file on first use."""
     if name not in BUILTIN_MODELS:
-        raise ModelNotFoundError(f"'{name}' is not a built-in model; built-in: {', '.join(BUILTIN_MODELS)}")
+        raise ModelNotFoundError("model.not_builtin", name=name, builtin=", ".join(BUILTIN_MODELS))
     if not (_cached(name) / "model.safetensors").exists():
         _cache_gguf(name, BUILTIN_MODELS[name], _cached(name))
     return _cached(name)
@@ -269,20 +270,16 @@ def load_model(name_or_path: str = DEFAULT_MODEL, dtype: str | None = None, devi
                 try:
                     model, tok = _from_dir(name_or_path, src.hub_id, options)
                 except OSError:
-                    raise ModelNotFoundError(
-                        f"model '{name_or_path}' is not installed ({err}) and the hub is unreachable; "
-                        f"install it with: {src.install_hint}"
-                    ) from None
+                    raise ModelNotFoundError("model.not_installed", name=name_or_path, err=str(err),
+                                             hint=src.install_hint) from None
         elif Path(name_or_path).is_dir():
             model, tok = _from_dir(name_or_path, name_or_path, options)
         else:
             try:
                 model, tok = _from_dir(name_or_path, name_or_path, options)
             except OSError:
-                raise ModelNotFoundError(
-                    f"unknown model '{name_or_path}': not a built-in name, a local checkpoint directory, "
-                    f"or a reachable hub id. Built-in: {', '.join(BUILTIN_MODELS)}"
-                ) from None
+                raise ModelNotFoundError("model.unknown", name=name_or_path,
+                                         builtin=", ".join(BUILTIN_MODELS)) from None
         loaded = wrap(owned(model), tok, name_or_path)
         _LOADED[name_or_path, options] = loaded
         return loaded
