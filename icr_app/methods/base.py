@@ -222,7 +222,7 @@ def build_spec(spec: MethodSpec, lm: LoadedModel, task: Task, config: Any, *, en
                answering: Answering | None = None, seed: int = 0, shots: int = SHOTS,
                progress: Progress = no_progress) -> Method:
     """Build registered method `spec` from `task` with `config`, its build timed into `build_s` (what
-    `methods.build_method` does for a registry entry, and a method's own command for itself). `progress` wraps
+    `methods.build_method` does for a registry entry). `progress` wraps
     its loops and may stop it (`Cancelled`, raised as is); any other error becomes a `BuildError` naming
     `entry` (default: the method's name)."""
     ctx = BuildContext(lm, task, answering or Answering.of(lm, task), seed=int(seed), shots=int(shots),
