@@ -27,6 +27,8 @@ from icr_app.core.errors import UserError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")  # accelerate spreads the model itself
+ENV = {"dtype": "ICL_LAB_DTYPE", "device_map": "ICL_LAB_DEVICE_MAP", "max_memory": "ICL_LAB_MAX_MEMORY",
+       "offload_folder": "ICL_LAB_OFFLOAD_FOLDER"}  # each option's variable
 
 
 class ModelTooLargeError(UserError):
@@ -44,9 +46,7 @@ class LoadOptions:
 
     @classmethod
     def from_env(cls) -> LoadOptions:
-        env = os.environ.get
-        return cls(dtype=env("ICL_LAB_DTYPE", "auto"), device_map=env("ICL_LAB_DEVICE_MAP"),
-                   max_memory=env("ICL_LAB_MAX_MEMORY"), offload_folder=env("ICL_LAB_OFFLOAD_FOLDER"))
+        return cls().given(**{field: os.environ.get(var) for field, var in ENV.items()})
 
     def given(self, **fields: str | None) -> LoadOptions:
         """These options with the `fields` that are not None in their place."""
@@ -54,9 +54,7 @@ class LoadOptions:
 
     def env(self) -> dict[str, str]:
         """The ICL_LAB_* variables that give these options (for the app, which loads models by name)."""
-        names = {"dtype": "ICL_LAB_DTYPE", "device_map": "ICL_LAB_DEVICE_MAP", "max_memory": "ICL_LAB_MAX_MEMORY",
-                 "offload_folder": "ICL_LAB_OFFLOAD_FOLDER"}
-        return {var: getattr(self, field) for field, var in names.items() if getattr(self, field) is not None}
+        return {var: getattr(self, field) for field, var in ENV.items() if getattr(self, field) is not None}
 
     def torch_dtype(self) -> torch.dtype:
         if self.dtype not in DTYPES:
