@@ -4,7 +4,7 @@ GitHub repositories, for machines that cannot reach the Hugging Face hub (docs/p
     python bench/paper_data.py --sources /work/.mirror --out /work/data/paper [NAME ...]
 
 `--sources` holds one folder per source repository, named `owner+name`: either a bare git directory at
-`owner+name/repo` (the `fetch` tool's layout, read at the commit pinned below) or the raw files at
+`owner+name/repo` or a clone there (the `fetch` tool's layouts, read at the commit pinned below) or the raw files at
 `owner+name/<path in the repository>`. Nothing is downloaded. For each dataset (all when no NAME is given, one
 whose source is absent is skipped and named) it writes `OUT/<name>/<split>.jsonl`, one JSON object per row with
 the hub dataset's own columns, split names and label values, and `OUT/<name>/SOURCE.json`: the repository,
@@ -54,7 +54,7 @@ class GitReader:
         self.proc.stdin.write(f"{self.commit}:{path}\n".encode())
         self.proc.stdin.flush()
         header = self.proc.stdout.readline().decode().split()
-        if header[-1] == "missing":
+        if not header or header[-1] == "missing":
             raise FileNotFoundError(f"{path} at {self.commit}")
         data = self.proc.stdout.read(int(header[2]))
         self.proc.stdout.read(1)  # the newline after each object
@@ -68,8 +68,9 @@ class GitReader:
 def open_source(sources: Path, source: Source) -> Read | None:
     """A reader of the source's files, or None when `sources` holds no copy of its repository."""
     root = sources / source.repo.replace("/", "+")
-    if (root / "repo").is_dir():
-        return GitReader(root / "repo", source.commit)
+    for git_dir in (root / "repo" / ".git", root / "repo"):
+        if (git_dir / "HEAD").is_file():
+            return GitReader(git_dir, source.commit)
     if root.is_dir():
         return lambda path: (root / path).read_bytes()
     return None
@@ -212,6 +213,43 @@ def convert_hate_speech18(read: Read) -> dict[str, Rows]:
     return {"train": kept[: len(kept) // 2], "test": kept[len(kept) // 2 :]}
 
 
+EMO_LABELS = ["others", "happy", "sad", "angry"]
+
+
+def emo_rows(data: bytes) -> Rows:
+    """SemEval-2019 EmoContext's `id, turn1, turn2, turn3, label` lines; the hub's text: the turns, lowercased."""
+    rows = []
+    for line in text_lines(data):
+        _, *turns, label = line.split("\t")
+        rows.append({"text": " ".join(t.strip() for t in turns).lower(), "label": EMO_LABELS.index(label)})
+    return rows
+
+
+def convert_emoc(read: Read) -> dict[str, Rows]:
+    return {"train": emo_rows(read("data/emo/train.txt")), "test": emo_rows(read("data/emo/test.txt"))}
+
+
+def msr_rows(data: bytes) -> list[dict]:
+    """Microsoft's paraphrase corpus files: tab-separated, a header line, a byte-order mark, quotes left as they are."""
+    return list(csv.DictReader(io.StringIO(data.decode("utf-8-sig")), delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def convert_mrpc(read: Read) -> dict[str, Rows]:
+    """GLUE's cut of MRPC, as the hub's loader makes it: the pairs in dev_ids.tsv are validation, the rest train (idx
+    is the row in the training file); the test split's labels are hidden (-1)."""
+    dev_ids = {tuple(line.split("\t")[:2]) for line in text_lines(read("data/MRPC/dev_ids.tsv"))}
+    splits: dict[str, Rows] = {"train": [], "validation": []}
+    for n, row in enumerate(msr_rows(read("data/MRPC/msr_paraphrase_train.txt"))):
+        split = "validation" if (row["#1 ID"], row["#2 ID"]) in dev_ids else "train"
+        splits[split].append({"sentence1": row["#1 String"], "sentence2": row["#2 String"],
+                              "label": int(row["Quality"]), "idx": n})  # fmt: skip
+    splits["test"] = [
+        {"sentence1": row["#1 String"], "sentence2": row["#2 String"], "label": -1, "idx": n}
+        for n, row in enumerate(msr_rows(read("data/MRPC/msr_paraphrase_test.txt")))
+    ]
+    return splits
+
+
 SOURCES: dict[str, Source] = {
     "sst2": Source(
         STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_sst2,
@@ -262,6 +300,20 @@ SOURCES: dict[str, Source] = {
         ("annotations_metadata.csv", "all_files/*.txt"),
         "the hub has one split, train, with all 10,944 rows and four labels; here train and test are the two "
         "halves of the noHate/hate rows, as I2CL's code splits them",
+    ),
+    "emoc": Source(
+        "zhaopku/ds3-emoContext", "6a09522d351162eae53be9edddbfdd0c46ecd764",
+        "none stated in the repository (SemEval-2019 Task 3 data)", convert_emoc,
+        ("data/emo/train.txt", "data/emo/test.txt"),
+        "the same rows and labels; the hub's text also drops some punctuation (its first row ends 'what's ur name', "
+        "here 'what's ur name?')",
+    ),
+    "mrpc": Source(
+        "Nstats/my_bert", "733d79335044b1b7eabb5b47a0eae0cd621dadc0",
+        "Microsoft Shared Source License (the files beside the data; the repository itself: Apache-2.0)", convert_mrpc,
+        ("data/MRPC/msr_paraphrase_train.txt", "data/MRPC/msr_paraphrase_test.txt", "data/MRPC/dev_ids.tsv"),
+        "the same pairs, labels and cut; the sentences are Microsoft's untokenized originals, where the hub's come "
+        "from SentEval's tokenized copy ('brother, whom' here, 'brother , whom' there)",
     ),
 }
 
