@@ -325,7 +325,7 @@ def build(name: str, source: Source, read: Read, out: Path) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     for split, rows in splits.items():
         with open(folder / f"{split}.jsonl", "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+            f.writelines(json.dumps(row) + "\n" for row in rows)  # ASCII: no line breaks inside a row
     record = {
         "name": name, "repo": source.repo, "commit": source.commit, "paths": list(source.paths),
         "licence": source.licence, "rows": {split: len(rows) for split, rows in splits.items()},
