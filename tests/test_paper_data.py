@@ -78,7 +78,7 @@ RAW = {
     },
     "tonyzhaozh/few-shot-learning": {
         "data/agnews/test.csv": lines("Class Index,Title,Description", '3,Stocks rise,"Markets, up."',
-                                      "2,Win,The team won."),  # fmt: skip
+                                      "2,Win,The team won.", "1,Vote,Polls open."),  # fmt: skip
         "data/cb/train.jsonl": lines(json.dumps({"premise": "P", "hypothesis": "H", "label": "neutral", "idx": 0})),
         "data/cb/val.jsonl": lines(json.dumps({"premise": "P", "hypothesis": "H", "label": "entailment", "idx": 0})),
         "data/cb/test.jsonl": lines(json.dumps({"premise": "P", "hypothesis": "H", "idx": 0})),
@@ -104,6 +104,29 @@ RAW = {
         "data/MRPC/msr_paraphrase_test.txt": lines(MSR_HEADER, "1\t7\t8\tUp.\tRising."),
         "data/MRPC/dev_ids.tsv": lines("3\t4"),
     },
+    "ybisk/ybisk.github.io": {
+        "piqa/data/valid.jsonl": lines(*[json.dumps({"goal": f"g{i}", "sol1": "a", "sol2": "b"}) for i in range(3)]),
+        "piqa/data/valid-labels.lst": lines("0", "1", "1"),
+    },
+    "lionzwarrior/llm-benchmark": {
+        "dev_rand_split.jsonl": lines(*[json.dumps({"id": str(i), "question": f"q{i}?", "answerKey": "B",
+                                                    "choices": {"label": list("ABCDE"), "text": list("vwxyz")}})
+                                        for i in range(3)]),  # fmt: skip
+    },
+    "Balanced-COPA/Balanced-COPA": {
+        "balanced-copa-dev-all.xml": (
+            '<?xml version="1.0" encoding="UTF-8"?>\n<copa-corpus version="1.0">'
+            + "".join(f'<item id="{n}" asks-for="{"cause" if n % 2 else "effect"}" most-plausible-alternative='
+                      f'"{1 + n % 2}"><p>P{n}.</p><a1>A{n}.</a1><a2>B{n}.</a2></item>'
+                      for n in [*range(1, 501), 1001])
+            + "</copa-corpus>"
+        ).encode(),  # fmt: skip
+    },
+    "jaron/sciencegraph": {
+        f"src/main/resources/AI2-Elementary/Elementary-NDMC-{name}.csv": lines(
+            "questionID,AnswerKey,question,category", f'{i},C,"Which is a {name} gas? (A) x (B) y (C) z (D) w",{name}')
+        for i, name in enumerate(("Train", "Dev", "Test"))
+    },
 }
 
 
@@ -116,7 +139,9 @@ def built(tmp_path_factory) -> Path:
             target = sources / repo.replace("/", "+") / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-    assert paper_data.main(["--sources", str(sources), "--out", str(out)]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(paper_data, "SCORED", 2)  # the raw copies are a few rows long
+        assert paper_data.main(["--sources", str(sources), "--out", str(out)]) == 0
     return out
 
 
@@ -158,9 +183,37 @@ def test_trec_sst_and_subj(built):
     assert {r["label"] for r in test} == {0, 1} and not {r["text"] for r in train} & {r["text"] for r in test}
 
 
-def test_agnews_cb_creak_emoc(built):
-    assert read_split(built, "agnews", "test") == [{"text": "Stocks rise Markets, up.", "label": 2},
-                                                    {"text": "Win The team won.", "label": 1}]
+def test_sets_without_a_training_split_have_one_cut_from_the_scored_split(built):
+    agnews = read_split(built, "agnews", "train") + read_split(built, "agnews", "test")
+    assert len(read_split(built, "agnews", "test")) == 2
+    assert sorted(r["text"] for r in agnews) == ["Stocks rise Markets, up.", "Vote Polls open.", "Win The team won."]
+    assert {r["text"]: r["label"] for r in agnews}["Stocks rise Markets, up."] == 2
+    piqa = read_split(built, "piqa", "train") + read_split(built, "piqa", "validation")
+    assert sorted((r["goal"], r["label"]) for r in piqa) == [("g0", 0), ("g1", 1), ("g2", 1)]
+    assert [len(read_split(built, "csqa", s)) for s in ("train", "validation")] == [1, 2]
+
+
+def test_carve_is_seeded_disjoint_and_keeps_the_source_order():
+    rows = [{"i": i} for i in range(3000)]
+    first, again = paper_data.carve(rows, "test"), paper_data.carve(rows, "test")
+    assert first == again and len(first["test"]) == paper_data.SCORED
+    assert sorted(r["i"] for r in first["train"] + first["test"]) == list(range(3000))
+    assert all(a["i"] < b["i"] for split in first.values() for a, b in zip(split, split[1:]))
+
+
+def test_copa_takes_superglues_cut_of_the_original_items_and_ai2scie_its_csvs(built):
+    train, val = read_split(built, "copa", "train"), read_split(built, "copa", "validation")
+    assert (len(train), len(val)) == (400, 100)
+    assert train[0] == {"premise": "P1.", "choice1": "A1.", "choice2": "B1.", "question": "cause", "idx": 0, "label": 1}
+    assert val[0] == {"premise": "P401.", "choice1": "A401.", "choice2": "B401.", "question": "cause", "idx": 0,
+                      "label": 1}  # fmt: skip
+    assert read_split(built, "copa", "train")[1]["label"] == 0
+    test = read_split(built, "ai2scie", "test")
+    assert test == [{"questionID": "2", "AnswerKey": "C", "question": "Which is a Test gas? (A) x (B) y (C) z (D) w",
+                     "category": "Test"}]  # fmt: skip
+
+
+def test_cb_creak_emoc(built):
     assert [read_split(built, "cb", s)[0]["label"] for s in ("train", "validation", "test")] == [2, 0, -1]
     assert read_split(built, "creak", "validation")[0]["label"] == "true"
     assert read_split(built, "emoc", "train") == [{"text": "hi hello why?", "label": 3},
