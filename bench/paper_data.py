@@ -40,6 +40,10 @@ class Source:
     convert: Callable[[Read], dict[str, Rows]]
     paths: tuple[str, ...]  # the files `convert` reads, recorded in SOURCE.json
     changes: str  # what differs from the hub version
+    also: tuple[tuple[str, str], ...] = ()  # further (repository, commit) pairs, read as "owner/name:path"
+
+    def repos(self) -> dict[str, str]:
+        return {self.repo: self.commit, **dict(self.also)}
 
 
 class GitReader:
@@ -66,15 +70,43 @@ class GitReader:
         self.proc.wait()
 
 
-def open_source(sources: Path, source: Source) -> Read | None:
-    """A reader of the source's files, or None when `sources` holds no copy of its repository."""
-    root = sources / source.repo.replace("/", "+")
+def open_repo(sources: Path, repo: str, commit: str) -> Read | None:
+    """A reader of one repository's files, or None when `sources` holds no copy of it."""
+    root = sources / repo.replace("/", "+")
     for git_dir in (root / "repo" / ".git", root / "repo"):
         if (git_dir / "HEAD").is_file():
-            return GitReader(git_dir, source.commit)
+            return GitReader(git_dir, commit)
     if root.is_dir():
         return lambda path: (root / path).read_bytes()
     return None
+
+
+class SourceFiles:
+    """The files of a source's repositories: `path` in its first, `owner/name:path` in another."""
+
+    def __init__(self, readers: dict[str, Read]):
+        self.readers = readers
+        self.first = next(iter(readers))
+
+    def __call__(self, path: str) -> bytes:
+        repo, _, inner = path.rpartition(":")
+        return self.readers[repo or self.first](inner)
+
+    def close(self) -> None:
+        for reader in self.readers.values():
+            if isinstance(reader, GitReader):
+                reader.close()
+
+
+def open_source(sources: Path, source: Source) -> SourceFiles | None:
+    """A reader of the source's files, or None when `sources` lacks one of its repositories."""
+    readers = {repo: open_repo(sources, repo, commit) for repo, commit in source.repos().items()}
+    present = {repo: reader for repo, reader in readers.items() if reader is not None}
+    if len(present) < len(readers):
+        if present:
+            SourceFiles(present).close()
+        return None
+    return SourceFiles(readers)
 
 
 def text_lines(data: bytes, encoding: str = "utf-8") -> list[str]:
@@ -258,8 +290,41 @@ def carve(rows: Rows, scored: str) -> dict[str, Rows]:
             scored: [r for i, r in enumerate(rows) if i in picked]}  # fmt: skip
 
 
+LIFELONG = "INK-USC/Lifelong-ICL"
+LIFELONG_COMMIT = "8b0d36b5258816f649d1e44fb14e7140d1015fbc"
+
+
+def lifelong_rows(read: Read, folder: str, names: list[str], files: list[str]) -> Rows:
+    """Rows of the hub's sets as Lifelong-ICL samples them (label names, an id of its own), back in the hub's columns:
+    the label name becomes the hub's class id and the id goes; a row in several of the files is kept once."""
+    rows: dict[str, dict] = {}
+    for file in files:
+        for r in jsonl(read(f"{LIFELONG}:data/{folder}/{file}.jsonl")):
+            row = {k: v for k, v in r.items() if k not in ("id", "label")} | {"label": names.index(r["label"])}
+            rows.setdefault(json.dumps(row, sort_keys=True), row)
+    return list(rows.values())
+
+
+LIFELONG_TRAIN = [f"train_{k}" for k in range(5)]
+
+
 def convert_agnews(read: Read) -> dict[str, Rows]:
-    return carve(agnews_rows(read("data/agnews/test.csv")), "test")
+    """Train: Lifelong-ICL's five class-balanced samples of the hub's train split; test: the hub's whole test split."""
+    names = ["World", "Sports", "Business", "Technology"]
+    return {"train": lifelong_rows(read, "ag_news", names, LIFELONG_TRAIN),
+            "test": agnews_rows(read("data/agnews/test.csv"))}  # fmt: skip
+
+
+DBPEDIA_NAMES = [
+    "company", "educational institution", "artist", "athlete", "office holder", "mean of transportation", "building",
+    "natural place", "village", "animal", "plant", "album", "film", "written work",
+]  # fmt: skip
+
+
+def convert_dbpedia(read: Read) -> dict[str, Rows]:
+    """Lifelong-ICL's samples of the hub's splits: five class-balanced ones of train, one of 100 test rows."""
+    return {split: lifelong_rows(read, "dbpedia_14", DBPEDIA_NAMES, files)
+            for split, files in (("train", LIFELONG_TRAIN), ("test", ["test"]))}  # fmt: skip
 
 
 def convert_piqa(read: Read) -> dict[str, Rows]:
@@ -324,9 +389,17 @@ SOURCES: dict[str, Source] = {
     ),
     "agnews": Source(
         "tonyzhaozh/few-shot-learning", "e04d8643be91c2cce63f33e07760ff75d5aa3ad0",
-        "Apache-2.0 (the repository's LICENSE)", convert_agnews, ("data/agnews/test.csv",),
-        "the 120,000-row train file is over the snapshot's size limit: test keeps 1,000 seeded-random rows of the "
-        "hub's 7,600-row test split and the other 6,600 are train (the demonstrations' pool)",
+        "Apache-2.0 (few-shot-learning's LICENSE); MIT (Lifelong-ICL's LICENSE)", convert_agnews,
+        ("data/agnews/test.csv", *(f"{LIFELONG}:data/ag_news/{f}.jsonl" for f in LIFELONG_TRAIN)),
+        "test is the hub's whole test split; the 120,000-row train file is over the snapshot's size limit, so train "
+        "holds Lifelong-ICL's five samples of it (400 rows, 100 per class)",
+        also=((LIFELONG, LIFELONG_COMMIT),),
+    ),
+    "dbpedia": Source(
+        LIFELONG, LIFELONG_COMMIT, "MIT (the repository's LICENSE); DBpedia itself: CC BY-SA 3.0 and GFDL",
+        convert_dbpedia, tuple(f"data/dbpedia_14/{f}.jsonl" for f in [*LIFELONG_TRAIN, "test"]),
+        "the hub's files (560,000 and 70,000 rows) are over the snapshot's size limit: train holds Lifelong-ICL's "
+        "five class-balanced samples of train (1,400 rows, 100 per class) and test its 100-row sample of test",
     ),
     "cb": Source(
         "tonyzhaozh/few-shot-learning", "e04d8643be91c2cce63f33e07760ff75d5aa3ad0",
@@ -402,7 +475,7 @@ def build(name: str, source: Source, read: Read, out: Path) -> dict:
         with open(folder / f"{split}.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps(row) + "\n" for row in rows)  # ASCII: no line breaks inside a row
     record = {
-        "name": name, "repo": source.repo, "commit": source.commit, "paths": list(source.paths),
+        "name": name, "repos": source.repos(), "paths": list(source.paths),
         "licence": source.licence, "rows": {split: len(rows) for split, rows in splits.items()},
         "changes": source.changes,
     }  # fmt: skip
@@ -426,11 +499,10 @@ def main(argv: list[str] | None = None) -> int:
         source = SOURCES[name]
         read = open_source(args.sources, source)
         if read is None:
-            missing.append(f"{name} ({source.repo})")
+            missing.append(f"{name} ({', '.join(source.repos())})")
             continue
         record = build(name, source, read, args.out)
-        if isinstance(read, GitReader):
-            read.close()
+        read.close()
         print(f"{name}: {record['rows']}")
     if missing:
         print("not built, their source is absent from --sources: " + ", ".join(missing), file=sys.stderr)

@@ -104,6 +104,15 @@ RAW = {
         "data/MRPC/msr_paraphrase_test.txt": lines(MSR_HEADER, "1\t7\t8\tUp.\tRising."),
         "data/MRPC/dev_ids.tsv": lines("3\t4"),
     },
+    "INK-USC/Lifelong-ICL": {
+        **{f"data/ag_news/train_{k}.jsonl": lines(json.dumps({"text": f"News {k % 2}", "label": "Sports",
+                                                              "id": f"train_{k}_0"})) for k in range(5)},
+        **{f"data/dbpedia_14/train_{k}.jsonl": lines(json.dumps({"content": f" A film {k}.", "title": "F",
+                                                                 "label": "film", "id": f"train_{k}_0"}))
+           for k in range(5)},
+        "data/dbpedia_14/test.jsonl": lines(json.dumps({"content": " A village.", "title": "V", "label": "village",
+                                                        "id": "test_0"})),
+    },  # fmt: skip
     "ybisk/ybisk.github.io": {
         "piqa/data/valid.jsonl": lines(*[json.dumps({"goal": f"g{i}", "sol1": "a", "sol2": "b"}) for i in range(3)]),
         "piqa/data/valid-labels.lst": lines("0", "1", "1"),
@@ -160,7 +169,7 @@ def test_every_source_builds_rows_its_spec_can_read(built):
             for row in read_split(built, name, split):
                 x, y = render(spec, row)
                 assert x and y, (name, row)
-        assert record["commit"] == paper_data.SOURCES[name].commit and record["licence"]
+        assert record["repos"] == paper_data.SOURCES[name].repos() and record["licence"]
 
 
 def test_mr_is_cut_per_class_like_the_hub_and_splits_on_newlines_only(built):
@@ -183,11 +192,16 @@ def test_trec_sst_and_subj(built):
     assert {r["label"] for r in test} == {0, 1} and not {r["text"] for r in train} & {r["text"] for r in test}
 
 
+def test_lifelong_icl_samples_return_to_the_hubs_columns_once_each(built):
+    assert read_split(built, "agnews", "train") == [{"text": "News 0", "label": 1}, {"text": "News 1", "label": 1}]
+    assert read_split(built, "agnews", "test") == [{"text": "Stocks rise Markets, up.", "label": 2},
+                                                    {"text": "Win The team won.", "label": 1},
+                                                    {"text": "Vote Polls open.", "label": 0}]  # fmt: skip
+    assert len(read_split(built, "dbpedia", "train")) == 5
+    assert read_split(built, "dbpedia", "test") == [{"content": " A village.", "title": "V", "label": 8}]
+
+
 def test_sets_without_a_training_split_have_one_cut_from_the_scored_split(built):
-    agnews = read_split(built, "agnews", "train") + read_split(built, "agnews", "test")
-    assert len(read_split(built, "agnews", "test")) == 2
-    assert sorted(r["text"] for r in agnews) == ["Stocks rise Markets, up.", "Vote Polls open.", "Win The team won."]
-    assert {r["text"]: r["label"] for r in agnews}["Stocks rise Markets, up."] == 2
     piqa = read_split(built, "piqa", "train") + read_split(built, "piqa", "validation")
     assert sorted((r["goal"], r["label"]) for r in piqa) == [("g0", 0), ("g1", 1), ("g2", 1)]
     assert [len(read_split(built, "csqa", s)) for s in ("train", "validation")] == [1, 2]
@@ -253,5 +267,10 @@ def test_git_source_is_read_at_its_pinned_commit_and_absent_sources_are_named(tm
         read("nothing.txt")
     read.close()
     assert paper_data.open_source(tmp_path / "elsewhere", source) is None
-    assert paper_data.main(["--sources", str(tmp_path / "elsewhere"), "--out", str(tmp_path / "out"), "mr"]) == 0
-    assert "mr (harvardnlp/sent-conv-torch)" in capsys.readouterr().err
+    (tmp_path / "partial" / "tonyzhaozh+few-shot-learning").mkdir(parents=True)
+    argv = ["--sources", str(tmp_path / "partial"), "--out", str(tmp_path / "out"), "mr", "agnews"]
+    assert paper_data.main(argv) == 0
+    err = capsys.readouterr().err
+    assert "mr (harvardnlp/sent-conv-torch)" in err
+    assert "agnews (tonyzhaozh/few-shot-learning, INK-USC/Lifelong-ICL)" in err
+    assert not (tmp_path / "out").exists()
