@@ -7,8 +7,8 @@ GitHub repositories, for machines that cannot reach the Hugging Face hub (docs/p
 `owner+name/repo` or a clone there (the `fetch` tool's layouts, read at the commit pinned below) or the raw files at
 `owner+name/<path in the repository>`. Nothing is downloaded. For each dataset (all when no NAME is given, one
 whose source is absent is skipped and named) it writes `OUT/<name>/<split>.jsonl`, one JSON object per row with
-the hub dataset's own columns, split names and label values, and `OUT/<name>/SOURCE.json`: the repository,
-commit and paths, the licence as the source states it, the rows per split and what differs from the hub version.
+the hub dataset's own columns, split names and label values, and `OUT/<name>/SOURCE.json`: the repositories,
+commits and paths, the licence as the source states it, the rows per split and what differs from the hub version.
 """
 
 from __future__ import annotations
@@ -477,6 +477,8 @@ def build(name: str, source: Source, read: Read, out: Path) -> dict:
     splits = source.convert(read)
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.jsonl"):  # a split an earlier build wrote would be read as the set's own
+        stale.unlink()
     for split, rows in splits.items():
         with open(folder / f"{split}.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps(row) + "\n" for row in rows)  # ASCII: no line breaks inside a row

@@ -274,3 +274,12 @@ def test_git_source_is_read_at_its_pinned_commit_and_absent_sources_are_named(tm
     assert "mr (harvardnlp/sent-conv-torch)" in err
     assert "agnews (tonyzhaozh/few-shot-learning, INK-USC/Lifelong-ICL)" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_rebuild_leaves_no_split_of_an_earlier_build(tmp_path):
+    (tmp_path / "set").mkdir()
+    (tmp_path / "set" / "old.jsonl").write_text("{}\n")
+    source = paper_data.Source("someone/data", "0" * 40, "MIT", lambda read: {"train": [{"x": 1}]}, (), "none")
+    record = paper_data.build("set", source, lambda path: b"", tmp_path)
+    assert sorted(p.name for p in (tmp_path / "set").iterdir()) == ["SOURCE.json", "train.jsonl"]
+    assert record["rows"] == {"train": 1} and record["repos"] == {"someone/data": "0" * 40}
