@@ -9,13 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+
+import icr_app.core.taskspecs as ts
+from icr_app.core.tasks import spec_task
 
 ROOT = Path(__file__).parents[1]
-SPECS = {p.stem: yaml.safe_load(p.read_text()) for p in (ROOT / "icr_app/assets/taskspecs").glob("*.yaml")}
-GROUPS = {p.stem: yaml.safe_load(p.read_text()) for p in (ROOT / "icr_app/assets/taskgroups").glob("*.yaml")}
-REQUIRED = {"name", "title", "dataset", "demos_split", "test_split", "input", "label", "verbalizer", "template",
-            "reference"}  # fmt: skip
 
 _spec = importlib.util.spec_from_file_location("paper_data", ROOT / "bench" / "paper_data.py")
 paper_data = importlib.util.module_from_spec(_spec)
@@ -23,36 +21,19 @@ sys.modules["paper_data"] = paper_data  # its dataclasses look their module up t
 _spec.loader.exec_module(paper_data)
 
 
-def render(spec: dict, row: dict) -> tuple[str, str]:
-    """What a loader makes of one row: the input text and the answer word."""
-    return spec["input"].format(**row), {str(k): v for k, v in spec["verbalizer"].items()}[str(row[spec["label"]])]
+@pytest.mark.parametrize("name", ts.spec_names())
+def test_spec_passes_the_loader_and_names_its_columns(name):
+    spec = ts.load_spec(name)
+    assert spec.name == name and spec.title and spec.reference
+    assert [f for _, f, _, _ in string.Formatter().parse(spec.input) if f], "the input names no column"
 
 
-@pytest.mark.parametrize("name", sorted(SPECS))
-def test_spec_is_complete_and_consistent(name):
-    spec = SPECS[name]
-    assert REQUIRED <= set(spec) <= REQUIRED | {"config"}
-    assert spec["name"] == name
-    assert "{x}" in spec["template"]["query"]
-    words = [str(w) for w in spec["verbalizer"].values()]
-    assert len(words) >= 2 and len(set(words)) == len(words) and all(w.strip() == w and w for w in words)
-    assert len({str(k) for k in spec["verbalizer"]}) == len(words)
-    fields = [f for _, f, _, _ in string.Formatter().parse(spec["input"]) if f]
-    assert fields, "the input names no column"
-
-
-def test_groups_name_existing_specs_and_cover_them():
-    assert set(GROUPS) == {"icr-paper", "i2cl-paper"}
-    members = []
-    for name, group in GROUPS.items():
-        assert group["name"] == name and group["title"] and group["reference"]
-        for part, specs in group["parts"].items():
-            assert specs, part
-            members += specs
-    assert set(members) <= set(SPECS)
-    assert set(SPECS) <= set(members)
-    assert [len(p) for p in GROUPS["icr-paper"]["parts"].values()] == [5, 3, 4]
-    assert len(GROUPS["i2cl-paper"]["parts"]["all"]) == 9
+def test_groups_hold_the_papers_sets_and_every_spec():
+    groups = {name: ts.load_group(name) for name in ts.group_names()}
+    assert {name: [len(p) for p in g.parts.values()] for name, g in groups.items()} == {
+        "icr-paper": [5, 3, 4], "i2cl-paper": [9]}  # fmt: skip
+    assert all(g.title and g.reference for g in groups.values())
+    assert {m for g in groups.values() for m in g.members} == set(ts.spec_names())
 
 
 def lines(*rows: str, encoding: str = "utf-8") -> bytes:
@@ -158,18 +139,16 @@ def read_split(out: Path, name: str, split: str) -> list[dict]:
     return [json.loads(line) for line in (out / name / f"{split}.jsonl").read_text().splitlines()]
 
 
-def test_every_source_builds_rows_its_spec_can_read(built):
-    assert set(paper_data.SOURCES) <= set(SPECS)
-    for name in paper_data.SOURCES:
-        spec, record = SPECS[name], json.loads((built / name / "SOURCE.json").read_text())
-        for split, n in record["rows"].items():
-            assert len(read_split(built, name, split)) == n
-        assert spec["test_split"] in record["rows"], name
-        for split in {spec["demos_split"], spec["test_split"]} & set(record["rows"]):
-            for row in read_split(built, name, split):
-                x, y = render(spec, row)
-                assert x and y, (name, row)
-        assert record["repos"] == paper_data.SOURCES[name].repos() and record["licence"]
+def test_every_source_builds_a_local_copy_its_spec_loads(built, monkeypatch):
+    assert set(paper_data.SOURCES) == set(ts.spec_names())
+    monkeypatch.setenv(ts.DATA_ENV, str(built))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    for name, source in paper_data.SOURCES.items():
+        record = json.loads((built / name / "SOURCE.json").read_text())
+        assert record["repos"] == source.repos() and record["licence"]
+        assert {s: len(read_split(built, name, s)) for s in record["rows"]} == record["rows"]
+        task = spec_task(name)  # the loader: every row's columns join and its label is verbalized
+        assert task.examples and task.test_examples, name
 
 
 def test_mr_is_cut_per_class_like_the_hub_and_splits_on_newlines_only(built):
