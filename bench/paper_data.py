@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from icr_app.core.taskspecs import SOURCE_FILE
+
 Rows = list[dict]
 Read = Callable[[str], bytes]  # a path in the source repository -> the file's bytes
 
@@ -487,7 +489,7 @@ def build(name: str, source: Source, read: Read, out: Path) -> dict:
         "licence": source.licence, "rows": {split: len(rows) for split, rows in splits.items()},
         "changes": source.changes,
     }  # fmt: skip
-    (folder / "SOURCE.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (folder / SOURCE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 
 

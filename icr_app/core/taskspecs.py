@@ -30,6 +30,7 @@ DATA_ENV = "ICL_LAB_DATA"
 # large sets (AG News, DBpedia) while leaving far more examples than any method uses.
 DEMO_POOL = 1000
 DATA_FILES = (".jsonl", ".json", ".csv", ".parquet")
+SOURCE_FILE = "SOURCE.json"  # where a local copy came from (bench/paper_data.py writes it): beside the splits, not one
 REQUIRED = ("name", "title", "dataset", "demos_split", "test_split", "input", "label", "verbalizer", "template",
             "reference")
 
@@ -163,7 +164,8 @@ def read_split(spec: TaskSpec, split: str):  # -> datasets.Dataset
         files = [folder / f"{split}{ext}" for ext in DATA_FILES if (folder / f"{split}{ext}").is_file()]
         if not files:
             raise TaskError("spec.no_split", spec=spec.name, split=split, where=where,
-                            splits=", ".join(sorted({p.stem for p in folder.iterdir() if p.suffix in DATA_FILES})))
+                            splits=", ".join(sorted({p.stem for p in folder.iterdir()
+                                                     if p.suffix in DATA_FILES and p.name != SOURCE_FILE})))
         where = str(files[0])
         builder = {".jsonl": "json", ".json": "json"}.get(files[0].suffix, files[0].suffix[1:])
         return datasets.load_dataset(builder, data_files=where, split="train")
