@@ -84,6 +84,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "method.function-vector": "Function vector",
     "method.i2cl": "I2CL (context vectors)",
     "method.icv": "ICV (in-context vector)",
+    "method.learned-task-vector": "Learned task vector",
     # messages
     "error.no_file": "no file uploaded",
     "error.table_columns": "the table needs an input and an output column",
@@ -144,6 +145,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "download.function-vector": "download this function vector (safetensors)",
     "download.i2cl": "download this I2CL (safetensors)",
     "download.icv": "download this ICV (safetensors)",
+    "download.learned-task-vector": "download this learned task vector (safetensors)",
     "site.tab": "SITE head map",
     "site.explain": "SITE averages each attention head's output at the last token over many few-shot prompts (the "
                     "task embedding), then learns a weight α per head: how much of the embedding replaces the head's "
@@ -550,6 +552,7 @@ ZH: dict[str, str] = {
     "method.function-vector": "函数向量",
     "method.i2cl": "I2CL（上下文向量）",
     "method.icv": "ICV（上下文内向量）",
+    "method.learned-task-vector": "学习得到的任务向量",
     "error.no_file": "没有上传文件",
     "error.table_columns": "表格需要一列输入和一列输出",
     "error.no_query": "请先输入一个查询",
@@ -603,6 +606,7 @@ ZH: dict[str, str] = {
     "download.function-vector": "下载这个函数向量（safetensors）",
     "download.i2cl": "下载这个 I2CL（safetensors）",
     "download.icv": "下载这个 ICV（safetensors）",
+    "download.learned-task-vector": "下载这个学习得到的任务向量（safetensors）",
     "site.tab": "SITE 注意力头图",
     "site.explain": "SITE 在许多少样本提示上平均每个注意力头在最后一个词元处的输出（任务嵌入），然后为每个注意力头学习"
                     "一个权重 α：用多少任务嵌入替换该注意力头在零样本时的输出。接近 1 的注意力头承载任务。阅读指南："
