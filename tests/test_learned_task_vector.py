@@ -48,28 +48,33 @@ def test_training_lowers_the_answer_loss(lm, task_name):
 
 
 def test_the_sweep_keeps_the_best_held_out_block_and_its_own_vector(lm):
-    state = build_state(lm, builtin_task("sentiment"), "learned-task-vector", replace(TINY_LTV, sweep=0))
+    state = build_state(lm, builtin_task("sentiment"), "learned-task-vector", replace(TINY_LTV, sweep=-1))
     assert state.layers == list(range(lm.n_layers))
     acc, loss = state.val_accuracy, state.val_loss
     best = max(state.layers, key=lambda layer: (float(acc[layer]), -float(loss[layer])))
     assert state.meta.layer == best
     assert float(state.vector.norm()) == pytest.approx(float(state.vector_norm[best]))
-    alone = build_state(lm, builtin_task("sentiment"), "learned-task-vector", replace(TINY_LTV, layer=best))
+    alone = build_state(lm, builtin_task("sentiment"), "learned-task-vector", replace(TINY_LTV, layer=best, sweep=0))
     assert alone.layers == [best] and torch.equal(alone.vector, state.vector)
     assert (state.residual_norm > 0).all() and (state.vector_norm > 0).all()
 
 
-def test_sweep_blocks_spread_over_the_depth():
-    assert sweep_blocks(30, LearnedTaskVectorConfig(sweep=4)) == [6, 12, 18, 24]
-    assert sweep_blocks(4, LearnedTaskVectorConfig(sweep=4)) == [0, 1, 2, 3]
+def test_the_blocks_trained_at():
+    assert sweep_blocks(30, LearnedTaskVectorConfig()) == [10] and sweep_blocks(18, LearnedTaskVectorConfig()) == [6]
     assert sweep_blocks(30, LearnedTaskVectorConfig(layer=7)) == [7]
+    assert sweep_blocks(30, LearnedTaskVectorConfig(sweep=4)) == [6, 12, 18, 24]
+    assert sweep_blocks(4, LearnedTaskVectorConfig(sweep=4)) == sweep_blocks(4, LearnedTaskVectorConfig(sweep=-1)) \
+        == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="not a block"):
         sweep_blocks(4, LearnedTaskVectorConfig(layer=4))
+    with pytest.raises(ValueError, match="give one of them"):
+        sweep_blocks(30, LearnedTaskVectorConfig(layer=7, sweep=3))
 
 
 def test_a_block_beyond_the_model_or_too_few_examples_is_refused(lm):
+    beyond = replace(TINY_LTV, layer=lm.n_layers, sweep=0)
     with pytest.raises(BuildError, match="not a block"):
-        build_method(lm, builtin_task("sentiment"), "learned-task-vector", replace(TINY_LTV, layer=lm.n_layers))
+        build_method(lm, builtin_task("sentiment"), "learned-task-vector", beyond)
     one = replace(builtin_task("sentiment"), examples=builtin_task("sentiment").examples[:1])
     with pytest.raises(BuildError, match="at least 2 training examples"):
         build_method(lm, one, "learned-task-vector", TINY_LTV)
@@ -113,7 +118,7 @@ def test_residual_norms_are_the_held_out_prompts_mean_last_token_norm(lm):
 
 
 def test_the_figure_marks_the_chosen_block_and_draws_both_norms(lm):
-    state = build_state(lm, builtin_task("sentiment"), "learned-task-vector", replace(TINY_LTV, sweep=0))
+    state = build_state(lm, builtin_task("sentiment"), "learned-task-vector", replace(TINY_LTV, sweep=-1))
     fig = sweep_figure(state, say)
     line, star, vector, residual = fig.data
     assert list(line.x) == state.layers and list(line.y) == state.val_accuracy.tolist()
@@ -141,4 +146,4 @@ def test_flags_and_the_paper_preset_reach_the_config():
                                       "--learned-task-vector-strength", "0.5"])
     cfg = method_config(args, "learned-task-vector")
     assert (cfg.layer, cfg.strength, cfg.steps) == (3, 0.5, LearnedTaskVectorConfig().steps)
-    assert method_config(args, "learned-task-vector@paper").sweep == 0
+    assert method_config(args, "learned-task-vector@paper").sweep == -1
