@@ -70,7 +70,7 @@ def _unit(task: str, ours: list[bool], authors: list[bool]) -> dict:
     hits = {"first-token": ours, "exact": ours}
     return {"task": task, "hits": {side: hits for side in compare.SIDES},
             "authors": {"site": authors, "zero-shot": authors},
-            "alpha": {"pearson": 0.5, "spearman": 0.4}}
+            "alpha": {"pearson": 0.5, "spearman": 0.4}, "alpha_reseeded": {"pearson": 0.7, "spearman": 0.6}}
 
 
 def test_summary_pools_seeds_and_pairs_items():
@@ -82,4 +82,4 @@ def test_summary_pools_seeds_and_pairs_items():
     # 5 items only ours gets right, none only theirs: exact McNemar p = 2 / 2**5
     assert out["ours vs authors"]["p_mcnemar"] == pytest.approx(2 / 32)
     assert out["zero-shot items that agree"] == 1
-    assert out["alpha pearson"] == [0.5, 0.5]
+    assert out["alpha pearson"] == [0.5, 0.5] and out["alpha spearman, ours reseeded"] == [0.6, 0.6]

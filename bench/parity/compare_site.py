@@ -4,13 +4,14 @@
 
 Each unit is a folder handover.py wrote (`data/<unit>`) that site_authors.py ran on (`site/<unit>/authors`).
 ICL Lab's SITE is built on the same split with the authors' settings (`MATCHED`, with the number of steps their
-run took), and three things answer the
-same test items, all scored by ICL Lab: zero-shot, our SITE, and the authors' learnt task embedding and head
-weights loaded into our SITE ("theirs in ours"). Two scores per item: the authors' (the first answer token is
-the vocabulary's argmax) and ours (greedy answer, prefix exact match). Printed and written to
-`site/<unit>/compare.json`: accuracies, paired comparisons (`icr_app.stats.paired`: exact McNemar), the
-correlation of the head weights α (Pearson, Spearman over the L·H heads), the mean cosine of the task
-embeddings, and a check that both sides run the same model on the same text (a probe prompt's logits).
+run took), and four things answer the same test items, all scored by ICL Lab: zero-shot, our SITE, the authors'
+learnt task embedding and head weights loaded into our SITE ("theirs in ours"), and our SITE built with another
+seed (other prompts, training order and fit/validation cut: the noise a rerun of ours alone shows). Two scores
+per item: the authors' (the first answer token is the vocabulary's argmax) and ours (greedy answer, prefix exact
+match). Printed and written to `site/<unit>/compare.json`: accuracies, paired comparisons
+(`icr_app.stats.paired`: exact McNemar), the correlation of the head weights α (Pearson, Spearman over the L·H
+heads), the mean cosine of the task embeddings, and a check that both sides run the same model on the same text
+(a probe prompt's logits).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from icr_app.stats import paired
 # first token's cross-entropy over the vocabulary; they validate every 50 steps and never stop early.
 MATCHED = SiteConfig(n_prompts=50, n_demos=10, steps=400, batch_size=1, lr=0.2, eval_every=50, patience=8,
                      objective="first-token")
-SIDES = ("zero-shot", "ours", "theirs in ours")
+SIDES = ("zero-shot", "ours", "ours reseeded", "theirs in ours")
+RESEED = 1000  # "ours reseeded": our SITE built again with seed + RESEED, the yardstick of seed-to-seed noise
 
 
 def agreement(a: torch.Tensor, b: torch.Tensor) -> dict[str, float]:
@@ -80,15 +82,19 @@ def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
     items = json.loads((authors / "items.json").read_text())
     config = replace(MATCHED, steps=items["settings"]["epoch"])
     ours = build_method(lm, train, "site", config, answering=answering, seed=meta["seed"])
+    again = build_method(lm, train, "site", config, answering=answering, seed=meta["seed"] + RESEED)
     learnt = load_file(str(authors / "learnt.safetensors"))
     theta = torch.logit(learnt["alpha"].clamp(1e-6, 1 - 1e-6))  # α of exactly 0 or 1 keeps a finite logit
     theirs = SiteMethod(lm, replace(ours.state, t=learnt["t"], theta=theta))
-    methods = {"zero-shot": ZeroShotMethod(lm, answering), "ours": ours, "theirs in ours": theirs}
+    methods = {"zero-shot": ZeroShotMethod(lm, answering), "ours": ours, "ours reseeded": again,
+               "theirs in ours": theirs}
     hits = {name: item_hits(lm, m, test.inputs, test.outputs) for name, m in methods.items()}
     return {
         "unit": unit, "task": meta["task"], "seed": meta["seed"], "n": len(test.inputs),
         "hits": hits, "authors": {"zero-shot": items["zero-shot"], "site": items["site"]},
         "alpha": agreement(ours.state.alpha, learnt["alpha"]), "t_cosine": mean_cosine(ours.state.t, learnt["t"]),
+        "alpha_reseeded": agreement(ours.state.alpha, again.state.alpha),
+        "t_cosine_reseeded": mean_cosine(ours.state.t, again.state.t),
         "alpha_mean": {"ours": float(ours.state.alpha.mean()), "theirs": float(learnt["alpha"].mean())},
         "ours_build": {"steps": ours.state.meta.steps, "best_step": ours.state.meta.best_step},
         "probe": probe_gap(lm, items["probe"]),
@@ -108,10 +114,13 @@ def summary(units: list[dict]) -> dict:
         "n": len(first["ours"]), "first-token accuracy": acc,
         "exact accuracy": {name: sum(pooled(name, "exact")) / len(first["ours"]) for name in SIDES},
         "ours vs authors": paired(first["ours"], first["authors"]),
+        "ours vs ours reseeded": paired(first["ours"], first["ours reseeded"]),
         "theirs in ours vs authors": paired(first["theirs in ours"], first["authors"]),
         "zero-shot items that agree": sum(a == b for a, b in zip(first["zero-shot"], first["authors zero-shot"])),
         "alpha pearson": [u["alpha"]["pearson"] for u in units],
         "alpha spearman": [u["alpha"]["spearman"] for u in units],
+        "alpha pearson, ours reseeded": [u["alpha_reseeded"]["pearson"] for u in units],
+        "alpha spearman, ours reseeded": [u["alpha_reseeded"]["spearman"] for u in units],
     }
 
 
@@ -129,8 +138,9 @@ def main() -> None:
             path.write_text(json.dumps(compare_unit(lm, args.run, unit), indent=1))
         units.append(json.loads(path.read_text()))
         u = units[-1]
-        print(f"{unit}: alpha pearson {u['alpha']['pearson']:.3f} spearman {u['alpha']['spearman']:.3f}, "
-              f"t cosine {u['t_cosine']:.3f}, probe {u['probe']}")
+        print(f"{unit}: alpha pearson {u['alpha']['pearson']:.3f} spearman {u['alpha']['spearman']:.3f} "
+              f"(ours reseeded: {u['alpha_reseeded']['pearson']:.3f}, {u['alpha_reseeded']['spearman']:.3f}), "
+              f"t cosine {u['t_cosine']:.3f} (reseeded {u['t_cosine_reseeded']:.3f}), probe {u['probe']}")
     tasks = sorted({u["task"] for u in units})
     report = {task: summary([u for u in units if u["task"] == task]) for task in tasks}
     report["all"] = summary(units)
