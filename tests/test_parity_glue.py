@@ -81,5 +81,5 @@ def test_summary_pools_seeds_and_pairs_items():
     assert out["first-token accuracy"]["authors"] == 0.0
     # 5 items only ours gets right, none only theirs: exact McNemar p = 2 / 2**5
     assert out["ours vs authors"]["p_mcnemar"] == pytest.approx(2 / 32)
-    assert out["zero-shot items that agree"] == 1
+    assert out["zero-shot items that agree"] == out["theirs in ours items that agree"] == 1
     assert out["alpha pearson"] == [0.5, 0.5] and out["alpha spearman, ours reseeded"] == [0.6, 0.6]

@@ -117,6 +117,7 @@ def summary(units: list[dict]) -> dict:
         "ours vs ours reseeded": paired(first["ours"], first["ours reseeded"]),
         "theirs in ours vs authors": paired(first["theirs in ours"], first["authors"]),
         "zero-shot items that agree": sum(a == b for a, b in zip(first["zero-shot"], first["authors zero-shot"])),
+        "theirs in ours items that agree": sum(a == b for a, b in zip(first["theirs in ours"], first["authors"])),
         "alpha pearson": [u["alpha"]["pearson"] for u in units],
         "alpha spearman": [u["alpha"]["spearman"] for u in units],
         "alpha pearson, ours reseeded": [u["alpha_reseeded"]["pearson"] for u in units],
