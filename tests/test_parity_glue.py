@@ -83,3 +83,9 @@ def test_summary_pools_seeds_and_pairs_items():
     assert out["ours vs authors"]["p_mcnemar"] == pytest.approx(2 / 32)
     assert out["zero-shot items that agree"] == out["theirs in ours items that agree"] == 1
     assert out["alpha pearson"] == [0.5, 0.5] and out["alpha spearman, ours reseeded"] == [0.6, 0.6]
+
+
+def test_table_row_reads_the_summary():
+    units = [_unit("a", [True] * 3, [False] * 3), _unit("a", [True, True, False], [False, False, False])]
+    row = compare.table_row("a", compare.summary(units))
+    assert row == "| SITE | a | 6 | 0.83 | 0.83 | 0.00 | 0.06 | 0.83 | 0.50 / 0.40 | 0.70 / 0.60 | 1/6 |"

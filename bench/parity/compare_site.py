@@ -125,6 +125,21 @@ def summary(units: list[dict]) -> dict:
     }
 
 
+def table_row(task: str, s: dict) -> str:
+    """docs/fidelity.md's row for one task's summary: first-token accuracies, the paired p, α agreement (and the
+    reseeded yardstick), how many items their α in our SITE scores as their code does."""
+    acc = s["first-token accuracy"]
+
+    def mean(key: str) -> float:
+        return sum(s[key]) / len(s[key])
+
+    return (f"| SITE | {task} | {s['n']} | {acc['zero-shot']:.2f} | {acc['ours']:.2f} | {acc['authors']:.2f} | "
+            f"{s['ours vs authors']['p_mcnemar']:.2f} | {acc['ours reseeded']:.2f} | "
+            f"{mean('alpha pearson'):.2f} / {mean('alpha spearman'):.2f} | "
+            f"{mean('alpha pearson, ours reseeded'):.2f} / {mean('alpha spearman, ours reseeded'):.2f} | "
+            f"{s['theirs in ours items that agree']}/{s['n']} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("units", nargs="+", help="folders under RUN/data, e.g. sentiment-s0")
@@ -146,6 +161,7 @@ def main() -> None:
     report = {task: summary([u for u in units if u["task"] == task]) for task in tasks}
     report["all"] = summary(units)
     print(json.dumps(report, indent=1))
+    print("\n".join(table_row(task, s) for task, s in report.items()))
     (args.run / "site" / "summary.json").write_text(json.dumps(report, indent=1))
 
 
