@@ -8,10 +8,10 @@ run took), and four things answer the same test items, all scored by ICL Lab: ze
 learnt task embedding and head weights loaded into our SITE ("theirs in ours"), and our SITE built with another
 seed (other prompts, training order and fit/validation cut: the noise a rerun of ours alone shows). Two scores
 per item: the authors' (the first answer token is the vocabulary's argmax) and ours (greedy answer, prefix exact
-match). Printed and written to `site/<unit>/compare.json`: accuracies, paired comparisons
-(`icr_app.stats.paired`: exact McNemar), the correlation of the head weights α (Pearson, Spearman over the L·H
-heads), the mean cosine of the task embeddings, and a check that both sides run the same model on the same text
-(a probe prompt's logits).
+match). Printed and written to `site/<unit>/compare.json` (`compare-last.json` with --keep-last): accuracies,
+paired comparisons (`icr_app.stats.paired`: exact McNemar), the correlation of the head weights α (Pearson,
+Spearman over the L·H heads), the mean cosine of the task embeddings, and a check that both sides run the same
+model on the same text (a probe prompt's logits).
 """
 
 from __future__ import annotations
@@ -71,7 +71,9 @@ def probe_gap(lm: LoadedModel, probe: dict) -> dict:
             "max_logit_diff": float((logits[probe["ids"]] - torch.tensor(probe["logits"])).abs().max())}
 
 
-def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
+def compare_unit(lm: LoadedModel, run: Path, unit: str, keep_last: bool = False) -> dict:
+    """One unit's comparison; `keep_last`: ours validates only after its last step, so it keeps the final α
+    unless that is worse than the start (what the authors' code keeps in effect, see docs/fidelity.md)."""
     data, authors = run / "data" / unit, run / "site" / unit / "authors"
     meta = json.loads((data / "split.json").read_text())
     train, test = split(builtin_task(meta["task"], kind=meta["kind"]), meta["n_test"], meta["seed"],
@@ -80,7 +82,8 @@ def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
         raise SystemExit(f"{unit}: the handed-over test items are not ICL Lab's split any more; rerun handover.py")
     answering = Answering.of(lm, train)
     items = json.loads((authors / "items.json").read_text())
-    config = replace(MATCHED, steps=items["settings"]["epoch"])
+    steps = items["settings"]["epoch"]
+    config = replace(MATCHED, steps=steps, eval_every=steps if keep_last else MATCHED.eval_every)
     ours = build_method(lm, train, "site", config, answering=answering, seed=meta["seed"])
     again = build_method(lm, train, "site", config, answering=answering, seed=meta["seed"] + RESEED)
     learnt = load_file(str(authors / "learnt.safetensors"))
@@ -145,13 +148,15 @@ def main() -> None:
     ap.add_argument("units", nargs="+", help="folders under RUN/data, e.g. sentiment-s0")
     ap.add_argument("--run", type=Path, required=True)
     ap.add_argument("--model", default="smollm2-135m")
+    ap.add_argument("--keep-last", action="store_true",
+                    help="ours keeps its final α as the authors' code does, not the best validated one")
     args = ap.parse_args()
     lm = load_model(args.model)
-    units = []
+    units, suffix = [], "-last" if args.keep_last else ""
     for unit in args.units:
-        path = args.run / "site" / unit / "compare.json"
+        path = args.run / "site" / unit / f"compare{suffix}.json"
         if not path.is_file():  # a finished unit is kept, so a run resumes
-            path.write_text(json.dumps(compare_unit(lm, args.run, unit), indent=1))
+            path.write_text(json.dumps(compare_unit(lm, args.run, unit, args.keep_last), indent=1))
         units.append(json.loads(path.read_text()))
         u = units[-1]
         print(f"{unit}: alpha pearson {u['alpha']['pearson']:.3f} spearman {u['alpha']['spearman']:.3f} "
@@ -162,7 +167,7 @@ def main() -> None:
     report["all"] = summary(units)
     print(json.dumps(report, indent=1))
     print("\n".join(table_row(task, s) for task, s in report.items()))
-    (args.run / "site" / "summary.json").write_text(json.dumps(report, indent=1))
+    (args.run / "site" / f"summary{suffix}.json").write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
