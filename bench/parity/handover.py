@@ -1,0 +1,93 @@
+"""Hand ICL Lab's model and data to an authors' repository, in the formats their code reads (bench/parity/README.md).
+
+    python bench/parity/handover.py --out /work/parity-run sentiment antonyms --seeds 0 1 --n-test 24
+
+writes, under --out:
+- `<model>/` (e.g. `smollm2-135m/`): the model's checkpoint as transformers 4.x reads it. ICL Lab's cached copy
+  was written by transformers 5, whose config keeps the RoPE base under `rope_parameters` (4.x would silently
+  fall back to its default base) and names a tokenizer class 4.x does not know. The weights are linked, not copied.
+- `data/<task>-s<seed>/{train,valid,test}.json`: ICL Lab's seeded `eval` split (the same `split` call and
+  arguments as `icr_app.evaluation.evaluate`), the training part cut as SITE cuts it (`_holdout`: what it fits
+  on, what it validates on), each a list of {"input", "output"} records, the format SITE's and the function
+  vectors' code read; `split.json` beside them records the arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+from icr_app.core.models import load_model
+from icr_app.core.prompts import SHOTS
+from icr_app.core.tasks import Example, Task, builtin_task, split
+from icr_app.methods.site.method import SiteConfig, _holdout
+
+TOKENIZER_V4 = "PreTrainedTokenizerFast"  # the class transformers 4.x builds from a bare tokenizer.json
+
+
+def records(examples: list[Example] | tuple[Example, ...]) -> list[dict[str, str]]:
+    return [{"input": e.input, "output": e.output} for e in examples]
+
+
+def task_files(task: Task, n_test: int, seed: int, site: SiteConfig) -> dict[str, list[dict[str, str]]]:
+    """{"train", "valid", "test"} records of ICL Lab's split of `task`: test as `evaluate` draws it; train and
+    valid as SITE's build cuts the training part (fit, validation)."""
+    train, test = split(task, n_test, seed, min_train=max(2, SHOTS))
+    fit, val = _holdout(train, site, seed)
+    return {"train": records(fit), "valid": records(val), "test": records(test.examples)}
+
+
+def v4_config(config: dict) -> dict:
+    """A transformers-5 model config that transformers 4.x reads the same: the RoPE fields back at top level."""
+    out = dict(config)
+    for key, value in config.get("rope_parameters", {}).items():
+        out.setdefault(key, value)
+    out.setdefault("torch_dtype", config.get("dtype", "float32"))
+    return out
+
+
+def v4_tokenizer_config(config: dict) -> dict:
+    return {**config, "tokenizer_class": TOKENIZER_V4}
+
+
+def write_checkpoint(src: Path, dst: Path) -> None:
+    """`src` (a transformers-5 checkpoint folder) as a folder transformers 4.x loads, weights linked."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for weights in src.glob("*.safetensors"):
+        link = dst / weights.name
+        link.unlink(missing_ok=True)
+        link.symlink_to(weights)
+    for name in ("tokenizer.json", "generation_config.json"):
+        if (src / name).is_file():
+            shutil.copyfile(src / name, dst / name)
+    for name, convert in (("config.json", v4_config), ("tokenizer_config.json", v4_tokenizer_config)):
+        (dst / name).write_text(json.dumps(convert(json.loads((src / name).read_text())), indent=2))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tasks", nargs="+", help="built-in task names")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--n-test", type=int, default=24)
+    ap.add_argument("--model", default="smollm2-135m")
+    args = ap.parse_args()
+    write_checkpoint(Path(load_model(args.model).model.name_or_path), args.out / args.model)
+    site = SiteConfig()  # the holdout reads max_examples and val_fraction, which every SITE preset shares
+    for name in args.tasks:
+        task = builtin_task(name, kind="open")  # scored on the full vocabulary, as the authors' code scores
+        for seed in args.seeds:
+            folder = args.out / "data" / f"{name}-s{seed}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for part, rows in task_files(task, args.n_test, seed, site).items():
+                (folder / f"{part}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1))
+            meta = {"task": name, "kind": "open", "seed": seed, "n_test": args.n_test, "min_train": max(2, SHOTS)}
+            (folder / "split.json").write_text(json.dumps(meta, indent=1))
+            print(f"{folder}: " + ", ".join(f"{p} {len(json.loads((folder / f'{p}.json').read_text()))}"
+                                            for p in ("train", "valid", "test")))
+
+
+if __name__ == "__main__":
+    main()
