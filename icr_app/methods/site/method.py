@@ -52,7 +52,7 @@ class SiteConfig:
 
     @classmethod
     def paper(cls) -> SiteConfig:
-        return cls(n_prompts=50, n_demos=10, steps=400, batch_size=1, eval_every=20, patience=5,
+        return cls(n_prompts=50, n_demos=10, steps=400, batch_size=1, lr=0.2, eval_every=20, patience=5,
                    objective="first-token")
 
 
@@ -120,7 +120,7 @@ class SiteMethod(StatefulMethod):
         return SiteMethod(self.lm, replace(self.state, theta=torch.logit(alpha)), self.decode_inject)
 
 
-PAPER = ("the paper's setting: M=50, N=10, 400 steps of batch 1", SiteConfig.paper)
+PAPER = ("the paper's setting: M=50, N=10, 400 steps of batch 1, Adam lr 0.2", SiteConfig.paper)
 FIRST_TOKEN = ("the defaults with the paper's first-token objective", lambda: SiteConfig(objective="first-token"))
 
 
