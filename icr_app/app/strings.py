@@ -457,7 +457,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     # ELICIT (its method title, tab, figure and summary)
     "method.elicit": "ELICIT (capability library)",
     "download.elicit": "download this ELICIT method (safetensors)",
-    "elicit.tab": "ELICIT",
+    "elicit.tab": "ELICIT library",
     "elicit.explain": "ELICIT keeps a library built once from other tasks: for each, the state a few-shot prompt "
                       "leaves at its last token after one block (averaged over 16-shot prompts, the block chosen "
                       "on held-out queries), and the prompts themselves. A small trained retriever compares each "
@@ -952,7 +952,7 @@ ZH: dict[str, str] = {
     # ELICIT（方法名、标签页、图和摘要）
     "method.elicit": "ELICIT（能力库）",
     "download.elicit": "下载这个 ELICIT 方法（safetensors）",
-    "elicit.tab": "ELICIT",
+    "elicit.tab": "ELICIT 能力库",
     "elicit.explain": "ELICIT 保存一个用其他任务一次性建好的能力库：每个任务一项，记录少样本提示"
                       "在某一个块之后、最后一个词元处留下的状态（在 16 个示例的提示上取平均，"
                       "块在留出的查询上选出），以及这些提示本身。一个训练好的小型检索器把每个查询"
