@@ -133,8 +133,8 @@ def build(ctx: BuildContext, config: ElicitConfig) -> ElicitMethod:
                       library=library.info, strength=config.strength, recall=config.recall, threshold=threshold,
                       queries=queries)
     empty = torch.zeros(0)
-    method = ElicitMethod(lm, ElicitState(**library.library_tensors(), picks=empty, scores=empty, meta=meta,
-                                          fingerprint=lm.fingerprint))
+    tensors = {name: t.float() for name, t in library.library_tensors().items()}  # fp32, as every built state
+    method = ElicitMethod(lm, ElicitState(**tensors, picks=empty, scores=empty, meta=meta, fingerprint=lm.fingerprint))
     pick, score = method.retrieve(queries)
     method.state.picks, method.state.scores = pick.float(), score
     method.state.meta.build_s = time.perf_counter() - t0
