@@ -113,6 +113,37 @@ def pooled_markdown(accuracy: list[dict], comparisons: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def group_rows(reports: dict[str, dict], methods: list[str], parts: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """A paper's layout (group.csv): per method its mean accuracy over each part's tasks and over all of them,
+    and its collapses, the tasks where it is below zero-shot ("*" where significantly)."""
+    members = [t for names in parts.values() for t in names if t in reports]
+    rows = []
+    for m in methods:
+        ok = {t: reports[t]["methods"][m] for t in members if reports[t]["methods"][m]["error"] is None}
+        row: dict[str, Any] = {"method": m}
+        for part, names in [*parts.items(), ("overall", members)]:
+            accs = [ok[t]["accuracy"] for t in names if t in ok]
+            row[part] = statistics.fmean(accs) if accs else None
+        below = {t: c for t in ok if (c := vs_base(reports[t], m)) is not None and c["diff"] < 0}
+        row["collapses"] = " ".join(t + ("*" if significant(c) else "") for t, c in below.items())
+        row["failed"] = " ".join(t for t in members if t not in ok)
+        rows.append(row)
+    return rows
+
+
+def group_markdown(rows: list[dict], parts: dict[str, list[str]], reports: dict[str, dict]) -> str:
+    heads = [f"{part} ({sum(t in reports for t in names)}/{len(names)})" for part, names in parts.items()]
+    lines = ["", "The groups' layout: mean accuracy over each part's tasks (tasks run / in the part), then over all "
+             "of them; collapses are the tasks where the method is below zero-shot (* significantly, p < 0.05). "
+             "Each dataset's test items are a seeded sample of n_test per seed from its test split.", "",
+             "| method | " + " | ".join(heads) + " | overall | collapses | failed |",
+             "|---|" + "---:|" * (len(parts) + 1) + "---|---|"]
+    for r in rows:
+        cells = [_num(r[part], ".3f") for part in [*parts, "overall"]]
+        lines.append(f"| {r['method']} | " + " | ".join(cells) + f" | {r['collapses'] or '-'} | {r['failed'] or '-'} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -217,11 +248,20 @@ def write_figures(out: Path, cells: list[dict], methods: list[str]) -> tuple[lis
     return written, png_error and f"Figures as HTML only: {png_error}"
 
 
-def write_summary(out: Path, reports: dict[str, dict], methods: list[str], seeds: list[int]) -> str:
-    """summary.md, summary.csv, methods.csv, pooled.csv and the figures; returns the markdown."""
+def write_summary(out: Path, reports: dict[str, dict], methods: list[str], seeds: list[int],
+                  parts: dict[str, list[str]] | None = None, unavailable: dict[str, str] | None = None) -> str:
+    """summary.md, summary.csv, methods.csv, pooled.csv, group.csv (when the tasks came in groups: `parts`) and
+    the figures; returns the markdown. `unavailable` names the groups' tasks left out, with why."""
     cells, per_method = cell_rows(reports, methods), method_rows(reports, methods)
     accuracy, comparisons = pooled_rows(reports, methods)
     text = markdown(reports, methods, seeds, cells, per_method) + pooled_markdown(accuracy, comparisons)
+    if parts:
+        rows = group_rows(reports, methods, parts)
+        text += group_markdown(rows, parts, reports)
+        write_csv(out / "group.csv", rows)
+    if unavailable:
+        text += "\nNot run, their data could not be had:\n"
+        text += "".join(f"- {task}: {why}\n" for task, why in unavailable.items())
     _, missing = write_figures(out, cells, methods)
     if missing:
         text += f"\n{missing}.\n"

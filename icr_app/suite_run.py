@@ -28,7 +28,8 @@ from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
-from icr_app.core.tasks import Task, TaskError, load_task
+from icr_app.core.tasks import HF_PREFIX, Task, TaskError, load_task
+from icr_app.core.taskspecs import group_names, load_group
 from icr_app.evaluation import EvalReport, MethodResult, SeedsReport, evaluate
 from icr_app.methods import entry_config
 from icr_app.suite_report import write_summary
@@ -41,13 +42,18 @@ TaskSource = str | Path | Task
 
 
 def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
-    """{name: built-in name, file or Task} for built-in task names, task files, folders of them and `Task`s. A task
-    is named by its file's stem (a `Task` by its name), which names its results too, so two may not share one."""
+    """{name: built-in name, file, spec or Task} for built-in task names, task files, folders of them, dataset
+    specs (`hf:NAME`), groups of specs and `Task`s. A task is named by its file's stem (a spec by its name, a `Task`
+    by its name), which names its results too, so two may not share one."""
     found: list[tuple[str, str | Task]] = []
     for item in sources:
         path = Path(item) if not isinstance(item, Task) else None
         if path is None:
             found.append((item.name, item))
+        elif str(item).startswith(HF_PREFIX):
+            found.append((str(item).removeprefix(HF_PREFIX), str(item)))
+        elif str(item) in group_names() and not path.exists():
+            found += [(name, HF_PREFIX + name) for name in load_group(str(item)).members]
         elif path.is_dir():
             files = [f for f in sorted(path.iterdir()) if f.suffix in TASK_SUFFIXES]
             if not files:
@@ -60,6 +66,31 @@ def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
         twice = sorted({name for name, _ in found if sum(n == name for n, _ in found) > 1})
         raise TaskError("task.named_twice", names=", ".join(twice))
     return out
+
+
+def group_parts(sources: Sequence[TaskSource]) -> dict[str, list[str]]:
+    """The parts of the groups among `sources` ("in-domain": [...]), each named "group/part" when there are
+    several groups; the summary reports a mean per part."""
+    groups = [load_group(str(s)) for s in sources
+              if not isinstance(s, Task) and str(s) in group_names() and not Path(s).exists()]
+    return {(f"{g.name}/{part}" if len(groups) > 1 else part): list(names)
+            for g in groups for part, names in g.parts.items()}
+
+
+def read_tasks(sources: Sequence[TaskSource]) -> tuple[dict[str, Task], dict[str, str]]:
+    """Every task read now, so a bad one stops every process here, not one process while the others wait for it.
+    A group's member whose data cannot be had is left out and returned with why (the summary marks it); any
+    other task that cannot be read stops the run."""
+    grouped = {name for names in group_parts(sources).values() for name in names}
+    read, unavailable = {}, {}
+    for name, src in task_sources(sources).items():
+        try:
+            read[name] = src if isinstance(src, Task) else load_task(src)
+        except TaskError as err:
+            if name not in grouped or err.code != "spec.no_data":
+                raise
+            unavailable[name] = str(err)
+    return read, unavailable
 
 
 def unit_path(out: Path, task: str, seed: int, method: str) -> Path:
@@ -152,8 +183,7 @@ def run_suite(lm: LoadedModel, tasks: Sequence[TaskSource], methods: Sequence[st
               batch_size, progress)
     run.out.mkdir(parents=True, exist_ok=True)
     check_settings(run.out, settings(lm, run))
-    # every task is read now: a bad one stops every process here, not one process while the others wait for it
-    read = {name: src if isinstance(src, Task) else load_task(src) for name, src in task_sources(tasks).items()}
+    read, unavailable = read_tasks(tasks)
     todo = [(name, seed) for name in read for seed in seeds if missing(run.out, name, seed, methods)]
     parallel.barrier()  # every process has listed the same units before any writes one
     records = []
@@ -168,5 +198,5 @@ def run_suite(lm: LoadedModel, tasks: Sequence[TaskSource], methods: Sequence[st
     reports = {name: task_report(run.out, name, seeds, methods) for name in read}
     for name, rep in reports.items():
         (run.out / f"{name}.json").write_text(json.dumps(rep, indent=2))
-    write_summary(run.out, reports, methods, seeds)
+    write_summary(run.out, reports, methods, seeds, parts=group_parts(tasks), unavailable=unavailable)
     return reports

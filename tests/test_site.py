@@ -17,13 +17,14 @@ from icr_app.core.scoring import LabelError, encode, prefill
 from icr_app.core.tasks import builtin_task, load_task, make_task, split
 from icr_app.core.trace import Trace
 from icr_app.evaluation import evaluate
+from icr_app.methods import answer_loss
+from icr_app.methods.answer_loss import Scorer, accumulate_grad, prompt_examples
 from icr_app.methods.base import Answering
-from icr_app.methods.site import train as site_train
 from icr_app.methods.site.artefact import load_site, save_site
 from icr_app.methods.site.figures import alpha_heatmap
 from icr_app.methods.site.inject import inject, mix_at
-from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteState, _examples
-from icr_app.methods.site.train import Scorer, accumulate_grad, train_theta
+from icr_app.methods.site.method import SiteConfig, SiteMeta, SiteMethod, SiteState
+from icr_app.methods.site.train import train_theta
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 TINY = SiteConfig(n_prompts=4, n_demos=2, steps=6, batch_size=4, eval_every=2, patience=2, max_examples=20)
@@ -246,7 +247,7 @@ def _whole_answer_setup(lm, kind: str):
     else:
         task = builtin_task("antonyms")
     base = SiteMethod(lm, fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)))
-    examples = _examples(lm, base, list(task.examples[:24]))
+    examples = prompt_examples(lm, base, list(task.examples[:24]))
     ls = base.label_set
     scorer = Scorer("answer", None if ls is None else torch.tensor(ls.first_ids),
                     None if ls is None else list(ls.scored_ids))
@@ -274,12 +275,13 @@ def test_a_batch_split_into_passes_has_the_whole_batchs_loss_and_gradient(lm, ki
 
     def loss_and_grad() -> tuple[float, torch.Tensor]:
         theta.grad = None
-        loss = accumulate_grad(lm, t, theta, scorer, examples, rows)
+        loss = accumulate_grad(scorer, examples, rows, lambda: inject(lm, t, torch.sigmoid(theta), position=0),
+                               [theta])
         return loss, theta.grad.clone()
 
     assert len(scorer.passes(examples, rows)) == 1
     whole = loss_and_grad()
-    monkeypatch.setattr(site_train, "STEP_TOKENS_PER_PASS", 1)
+    monkeypatch.setattr(answer_loss, "STEP_TOKENS_PER_PASS", 1)
     assert len(scorer.passes(examples, rows)) == 8
     split_up = loss_and_grad()
     assert whole[1].abs().max() > 1e-4
@@ -292,7 +294,7 @@ def test_the_whole_answer_objective_is_the_first_token_one_where_first_tokens_de
     loss (and at its cost); labels that share a first token are compared by their full sequences."""
     task = builtin_task("sentiment")
     base = SiteMethod(lm, fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)))
-    examples = _examples(lm, base, list(task.examples[:8]))
+    examples = prompt_examples(lm, base, list(task.examples[:8]))
     first = torch.tensor(base.label_set.first_ids)
     scorers = [Scorer(obj, first, list(base.label_set.scored_ids)) for obj in ("answer", "first-token")]
     t = fake_site(lm, task, torch.zeros(lm.n_layers, lm.n_heads)).t
@@ -313,7 +315,7 @@ def test_the_label_trie_pass_equals_one_row_per_label(family):
     topics = builtin_task("headline-topic")
     task = make_task("renamed", [(e.input, RENAMED[e.output]) for e in topics.examples])
     base = SiteMethod(flm, fake_site(flm, task, torch.zeros(flm.n_layers, flm.n_heads)))
-    examples = _examples(flm, base, list(task.examples[:6]))
+    examples = prompt_examples(flm, base, list(task.examples[:6]))
     seqs = tuple(base.label_set.scored_ids)
     t = torch.randn(flm.n_layers, flm.n_heads, flm.head_dim)
     rows = torch.tensor([0, 3, 5])

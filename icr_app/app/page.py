@@ -22,7 +22,8 @@ from icr_app.app.i18n import method_label, method_title, say, t
 from icr_app.app.messages import translated_error
 from icr_app.app.task_notes import task_note
 from icr_app.core.prompts import SHOTS
-from icr_app.core.tasks import DEFAULT_TASK, Task, builtin_names, builtin_task, load_task, make_task
+from icr_app.core.tasks import DEFAULT_TASK, HF_PREFIX, Task, builtin_names, builtin_task, load_task, make_task
+from icr_app.core.taskspecs import available_specs
 from icr_app.methods import DEFAULT_PANELS, REGISTRY, build_method
 from icr_app.methods.base import BuildError, Method
 from icr_app.prebuilt import DEFAULT_QUERY, Answer, example_query, timed_answer
@@ -58,11 +59,18 @@ def describe(task: Task) -> str:
     return say("describe", name=task.name, n=len(task.examples), kind=kind)
 
 
-def query_for(name: str, query: str) -> str:
-    """The query to ask after picking built-in task `name`: its example query, unless the visitor typed their own
-    (an empty box gets the example too, so the pick still answers)."""
+def task_choices() -> list[str]:
+    """The task picker's entries: the built-in tasks, then the dataset specs that have a local copy here."""
+    return builtin_names() + [HF_PREFIX + name for name in available_specs()]
+
+
+def query_for(task: Task, query: str) -> str:
+    """The query to ask after picking `task`: its example query (a dataset's first test item), unless the visitor
+    typed their own (an empty box gets the example too, so the pick still answers)."""
     untouched = {"", *(example_query(n) for n in builtin_names())}
-    return example_query(name) if (query or "").strip() in untouched else query
+    if (query or "").strip() not in untouched:
+        return query
+    return task.test_examples[0].input if task.test_examples else example_query(task.name)
 
 
 def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method], shots: int, seed: int
@@ -198,11 +206,12 @@ class Handlers:
         return update
 
     def pick_builtin(self, name: str, query: str, shots: int, seed: int, chosen: list[str]):
-        """Load a built-in task with its shipped methods and views, and answer it in every shown panel, all in one
-        run: picking a task is the page's most common action, and each extra event costs a round trip."""
-        task = builtin_task(name)
-        built, views = self.shipped(task, True)
-        query = query_for(name, query)
+        """Load the picked task (a built-in one with its shipped methods and views) and answer it in every shown
+        panel, all in one run: picking a task is the page's most common action, and each extra event costs a round
+        trip."""
+        task = load_task(name)
+        built, views = self.shipped(task, name in builtin_names())
+        query = query_for(task, query)
         return (task, task_table(task), self.note(task), built, views, query,
                 *self.answers(task, built, query, shots, seed, chosen))
 
@@ -262,7 +271,7 @@ def task_controls(ctx: AppContext, first: Task) -> dict[str, Any]:
     """The model and task pickers, the editable examples, the query and its settings, the one-click queries."""
     with gr.Row():
         model = gr.Dropdown(ctx.model_choices, value=ctx.lm.name, label=t("model"), scale=1)
-        builtin = gr.Dropdown(builtin_names(), value=DEFAULT_TASK, label=t("builtin_task"), scale=1)
+        builtin = gr.Dropdown(task_choices(), value=DEFAULT_TASK, label=t("builtin_task"), scale=1)
         upload = gr.File(label=t("upload"),
                          file_types=[".csv", ".tsv", ".json", ".jsonl"], type="filepath", scale=2)
     info = gr.Markdown(describe(first))

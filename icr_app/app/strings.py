@@ -84,6 +84,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "method.function-vector": "Function vector",
     "method.i2cl": "I2CL (context vectors)",
     "method.icv": "ICV (in-context vector)",
+    "method.learned-task-vector": "Learned task vector",
     # messages
     "error.no_file": "no file uploaded",
     "error.table_columns": "the table needs an input and an output column",
@@ -144,6 +145,7 @@ build the methods that learn from the examples → open the tabs below to see *w
     "download.function-vector": "download this function vector (safetensors)",
     "download.i2cl": "download this I2CL (safetensors)",
     "download.icv": "download this ICV (safetensors)",
+    "download.learned-task-vector": "download this learned task vector (safetensors)",
     "site.tab": "SITE head map",
     "site.explain": "SITE averages each attention head's output at the last token over many few-shot prompts (the "
                     "task embedding), then learns a weight α per head: how much of the embedding replaces the head's "
@@ -219,6 +221,19 @@ build the methods that learn from the examples → open the tabs below to see *w
     "i2cl.figure": "λ and β per layer",
     "i2cl.summary": "I2CL for **{task}**: {n_demos} demonstrations, calibrated on {n_cal} examples for {steps} steps "
                     "({loss} loss); built in {s:.0f} s",
+    "ltv.tab": "Learned task vector",
+    "ltv.explain": "A task vector read off few-shot prompts is only as good as the model's own summary of the "
+                   "demonstrations. A learned task vector is trained instead: one vector, added to the residual "
+                   "stream at a zero-shot query's last token after one block, is moved by gradient descent until the "
+                   "right answers of the training examples become likely, while the model stays frozen. It is trained "
+                   "a third of the way up the model, or at several blocks (a sweep) keeping the one that answers the "
+                   "most held-out examples right (left); on the right, how long the vector is next to the hidden "
+                   "state it is added to.",
+    "ltv.figure": "held-out accuracy per block, and the vector's norm",
+    "ltv.summary": "Learned task vector for **{task}**: trained on {n_fit} zero-shot prompts for {steps} steps at "
+                   "each of {n_layers} blocks; block {layer} chosen on {n_val} held-out examples (accuracy {acc:.2f}, "
+                   "zero-shot {zs:.2f}); ‖v‖ = {norm:.1f} against a residual stream of {residual:.1f}; added at "
+                   "strength {strength:g}; {n:,} trained numbers; built in {s:.0f} s",
     "icv.tab": "ICV strength",
     "icv.explain": "ICV compares, for each demonstration, the model's hidden state at the end of the query with the "
                    "state once the answer is written: the shift that answering makes. The main direction of these "
@@ -347,6 +362,19 @@ build the methods that learn from the examples → open the tabs below to see *w
     "fig.tv.chosen": "chosen: block {layer}",
     "fig.tv.block": "block whose output is replaced at the last token",
     "fig.tv.accuracy": "validation accuracy (first token)",
+    "fig.ltv.title": "Learned task vector for {task}: one vector trained per block tried, scored on {n} held-out "
+                     "examples",
+    "fig.ltv.sweep": "held-out accuracy per block",
+    "fig.ltv.norms": "vector and residual stream norms",
+    "fig.ltv.name": "learned task vector",
+    "fig.ltv.hover": "block %{{x}}<br>accuracy %{{y:.2f}}<br>held-out loss %{{customdata:.3f}}",
+    "fig.ltv.chosen": "chosen: block {layer}",
+    "fig.ltv.block": "block whose output gets the vector at the last token",
+    "fig.ltv.accuracy": "held-out accuracy",
+    "fig.ltv.vector": "‖v‖ learnt",
+    "fig.ltv.residual": "mean ‖h‖ of the residual stream",
+    "fig.ltv.norm": "norm",
+    "fig.ltv.norm_hover": "block %{{x}}<br>{name}: %{{y:.2f}}",
     "fig.i2cl.title": "I2CL coefficients for {task}: calibration loss {zero_shot:.3f} (zero-shot) → {init:.3f} (init) "
                       "→ {calibrated:.3f} ({steps} steps)",
     "fig.i2cl.lambda": "λ: context vector weight",
@@ -545,6 +573,7 @@ ZH: dict[str, str] = {
     "method.function-vector": "函数向量",
     "method.i2cl": "I2CL（上下文向量）",
     "method.icv": "ICV（上下文内向量）",
+    "method.learned-task-vector": "学习得到的任务向量",
     "error.no_file": "没有上传文件",
     "error.table_columns": "表格需要一列输入和一列输出",
     "error.no_query": "请先输入一个查询",
@@ -598,6 +627,7 @@ ZH: dict[str, str] = {
     "download.function-vector": "下载这个函数向量（safetensors）",
     "download.i2cl": "下载这个 I2CL（safetensors）",
     "download.icv": "下载这个 ICV（safetensors）",
+    "download.learned-task-vector": "下载这个学习得到的任务向量（safetensors）",
     "site.tab": "SITE 注意力头图",
     "site.explain": "SITE 在许多少样本提示上平均每个注意力头在最后一个词元处的输出（任务嵌入），然后为每个注意力头学习"
                     "一个权重 α：用多少任务嵌入替换该注意力头在零样本时的输出。接近 1 的注意力头承载任务。阅读指南："
@@ -660,6 +690,15 @@ ZH: dict[str, str] = {
     "i2cl.figure": "每层的 λ 和 β",
     "i2cl.summary": "**{task}** 的 I2CL：{n_demos} 个示例，在 {n_cal} 个示例上校准 {steps} 步（{loss} 损失）；"
                     "构建用时 {s:.0f} 秒",
+    "ltv.tab": "学习得到的任务向量",
+    "ltv.explain": "从少样本提示中读出的任务向量，其好坏取决于模型自己对示例的概括。学习得到的任务向量则是训练出来的："
+                   "在零样本查询的最后一个词元处、某个块之后加到残差流上的一个向量，用梯度下降调整，直到训练样本的正确"
+                   "答案变得可能，而模型本身保持冻结。它在模型三分之一深度处训练，或在几个块上分别训练（扫描），保留在"
+                   "留出样本上答对最多的那个（左图）；右图比较向量的长度和它所加到的隐藏状态的长度。",
+    "ltv.figure": "每个块的留出准确率，以及向量的范数",
+    "ltv.summary": "**{task}** 的学习任务向量：在 {n_fit} 个零样本提示上训练，每个块 {steps} 步，共 {n_layers} 个块；"
+                   "在 {n_val} 个留出样本上选中第 {layer} 个块（准确率 {acc:.2f}，零样本 {zs:.2f}）；‖v‖ = {norm:.1f}，"
+                   "残差流为 {residual:.1f}；以强度 {strength:g} 加入；{n:,} 个训练得到的数；构建用时 {s:.0f} 秒",
     "icv.tab": "ICV 强度",
     "icv.explain": "ICV 对每个示例比较模型在查询末尾的隐藏状态与写出答案之后的状态：作答带来的偏移。每层中这些偏移的"
                    "主方向（第一主成分）就是上下文内向量。对零样本查询，它把每个隐藏状态以强度 λ 转向这个方向并保持其"
@@ -774,6 +813,18 @@ ZH: dict[str, str] = {
     "fig.tv.chosen": "选中：第 {layer} 个块",
     "fig.tv.block": "在最后一个词元处替换其输出的块",
     "fig.tv.accuracy": "验证准确率（首个词元）",
+    "fig.ltv.title": "{task} 的学习任务向量：每个尝试的块训练一个向量，在 {n} 个留出样本上评分",
+    "fig.ltv.sweep": "每个块的留出准确率",
+    "fig.ltv.norms": "向量与残差流的范数",
+    "fig.ltv.name": "学习任务向量",
+    "fig.ltv.hover": "第 %{{x}} 个块<br>准确率 %{{y:.2f}}<br>留出损失 %{{customdata:.3f}}",
+    "fig.ltv.chosen": "选中：第 {layer} 个块",
+    "fig.ltv.block": "在最后一个词元处向其输出加入向量的块",
+    "fig.ltv.accuracy": "留出准确率",
+    "fig.ltv.vector": "学到的 ‖v‖",
+    "fig.ltv.residual": "残差流的平均 ‖h‖",
+    "fig.ltv.norm": "范数",
+    "fig.ltv.norm_hover": "第 %{{x}} 个块<br>{name}：%{{y:.2f}}",
     "fig.i2cl.title": "{task} 的 I2CL 系数：校准损失 {zero_shot:.3f}（零样本）→ {init:.3f}（初始化）→ "
                       "{calibrated:.3f}（{steps} 步）",
     "fig.i2cl.lambda": "λ：上下文向量的权重",
@@ -905,6 +956,15 @@ ZH: dict[str, str] = {
     "error.task.classification_only": "{file}：锚点分析需要分类任务（标签词）",
     "error.task.empty_folder": "{folder}：这个文件夹里没有任务文件（{suffixes}）",
     "error.task.named_twice": "有不止一个任务名为 {names}：结果按任务名保存",
+    "error.spec.unknown": "没有任务规格“hf:{name}”（已有规格：{names}）",
+    "error.group.unknown": "没有任务组“{name}”（已有任务组：{names}）",
+    "error.spec.bad_yaml": "{file}：无法读取的任务规格：{err}",
+    "error.spec.bad_field": "任务规格 {spec}：字段“{field}”{why}",
+    "error.spec.no_data": "任务规格 {spec}：没有数据：查找了 {where}：{err}",
+    "error.spec.no_split": "任务规格 {spec}：{where} 中没有划分“{split}”（那里的划分：{splits}）",
+    "error.spec.empty_split": "任务规格 {spec}：划分“{split}”是空的",
+    "error.spec.no_column": "任务规格 {spec}，划分“{split}”：它的 {field} 需要列 {column}，数据中没有（列：{columns}）",
+    "error.spec.label_outside": "任务规格 {spec}，划分“{split}”：标签值 {values} 不在标签词表中（{labels}）",
     "error.label.no_tokens": "标签“{label}”分词后为空",
     "error.label.same_tokens": "标签“{a}”和“{b}”分词后是相同的词元，模型无法区分它们；请重命名其中一个",
     "error.label.site_first_token": "SITE 的首词元目标无法区分第一个词元相同的标签；请使用整个答案的目标"

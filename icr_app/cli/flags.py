@@ -79,7 +79,8 @@ def model_from_args(args: argparse.Namespace) -> LoadedModel:
 def add_task_args(p: argparse.ArgumentParser) -> None:
     """The "task" group: `--data` and how its columns and kind are read."""
     group = p.add_argument_group("task")
-    group.add_argument("--data", required=True, help="task file (.csv/.tsv/.json/.jsonl) or built-in task name")
+    group.add_argument("--data", required=True,
+                       help="task file (.csv/.tsv/.json/.jsonl), built-in task name or dataset spec (hf:NAME)")
     group.add_argument("--input-col", default=None, help="the input column (default: input, text, sentence, ...)")
     group.add_argument("--output-col", default=None, help="the output column (default: output, label, answer, ...)")
     group.add_argument("--task-type", default="auto", choices=["auto", "classification", "open"],

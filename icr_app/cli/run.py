@@ -151,9 +151,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = command(sub, "suite", "methods × tasks × seeds, resumable, spread over processes with accelerate launch",
                 "icl-lab suite --tasks antonyms,my_tasks/ --methods zero-shot,few-shot,site --seeds 0,1,2 "
                 "--out runs/suite",
+                "icl-lab suite --tasks icr-paper --methods zero-shot,few-shot,icr --seeds 0,1,2 --out runs/icr-paper",
                 "accelerate launch --multi_gpu --num_processes 4 -m icr_app suite --tasks antonyms,my_tasks/ "
                 "--out runs/suite", parents=[shared])
     p.add_argument("--tasks", type=comma_list, required=True,
-                   help="comma list of built-in task names, task files, folders of them")
+                   help="comma list of built-in task names, task files, folders of them, dataset specs (hf:NAME) "
+                        "and groups of specs (icr-paper, i2cl-paper; docs/tasks.md)")
     p.add_argument("--out", type=Path, required=True, help="output folder; finished units in it are not rerun")
     p.set_defaults(func=cmd_suite)

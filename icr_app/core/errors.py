@@ -38,6 +38,18 @@ MESSAGES: dict[str, str] = {
     "task.classification_only": "{file}: the anchors analyses need a classification task (label words)",
     "task.empty_folder": "{folder}: no task files ({suffixes}) in this folder",
     "task.named_twice": "more than one task named {names}: results are kept by task name",
+    # a dataset's task spec (core.taskspecs) and its data
+    "spec.unknown": "no task spec 'hf:{name}' (specs: {names})",
+    "group.unknown": "no task group '{name}' (groups: {names})",
+    "spec.bad_yaml": "{file}: not a readable task spec: {err}",
+    "spec.bad_field": "task spec {spec}: field '{field}' {why}",
+    "spec.no_data": "task spec {spec}: no data: looked in {where}: {err}",
+    "spec.no_split": "task spec {spec}: no split '{split}' in {where} (splits there: {splits})",
+    "spec.empty_split": "task spec {spec}: split '{split}' is empty",
+    "spec.no_column": "task spec {spec}, split '{split}': its {field} needs column {column}, which the data lacks "
+                      "(columns: {columns})",
+    "spec.label_outside": "task spec {spec}, split '{split}': label value(s) {values} are not in the verbalizer "
+                          "({labels})",
     # labels the model cannot score
     "label.no_tokens": "label '{label}' tokenises to nothing",
     "label.same_tokens": "labels '{a}' and '{b}' tokenise to the same tokens, so the model cannot tell them apart; "
@@ -108,3 +120,7 @@ class UserError(ValueError):
 
     def __reduce__(self) -> tuple:  # rebuilt from its code and params (another process, a copy)
         return functools.partial(type(self), self.code, **self.params), ()
+
+
+class TaskError(UserError):
+    """A task file, table or dataset spec that cannot be used, with a message meant for the user."""

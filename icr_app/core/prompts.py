@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from icr_app.core.tasks import Example, Task
+if TYPE_CHECKING:  # tasks carry a Template, so prompts may not import tasks at run time
+    from icr_app.core.tasks import Example, Task
 
 SHOTS = 10  # demonstrations per few-shot prompt (evaluate keeps at least this many training examples)
 

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from icr_app.core.errors import UserError
+from icr_app.core import taskspecs
+from icr_app.core.errors import TaskError
 from icr_app.core.paths import ASSETS
+from icr_app.core.prompts import Template
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_ROWS = 50_000
@@ -29,10 +31,6 @@ MAX_CLASSES = 32
 TaskKind = Literal["classification", "open"]
 
 
-class TaskError(UserError):
-    """A task file or table that cannot be used, with a message meant for the user."""
-
-
 @dataclass(frozen=True)
 class Example:
     input: str
@@ -41,9 +39,14 @@ class Example:
 
 @dataclass(frozen=True)
 class Task:
+    """Labelled examples. A task from a dataset with a test split of its own (`icr_app.core.taskspecs`) keeps
+    that split in `test_examples`, scored instead of a part of `examples`, and may bring its own prompt."""
+
     name: str
     examples: tuple[Example, ...]
     kind: TaskKind
+    test_examples: tuple[Example, ...] = ()
+    template: Template | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -59,7 +62,7 @@ class Task:
         return [e.output for e in self.examples]
 
     def subset(self, idx: list[int], name: str | None = None) -> Task:
-        return Task(name or self.name, tuple(self.examples[i] for i in idx), self.kind)
+        return Task(name or self.name, tuple(self.examples[i] for i in idx), self.kind, template=self.template)
 
 
 def infer_kind(outputs: list[str]) -> TaskKind:
@@ -170,6 +173,7 @@ def parse_task_bytes(
 
 BUILTIN_DIR = ASSETS / "tasks"
 DEFAULT_TASK = "sentiment"
+HF_PREFIX = "hf:"  # a task described by a dataset spec (`icr_app.core.taskspecs`): hf:NAME
 
 
 def builtin_names() -> list[str]:
@@ -184,7 +188,9 @@ def load_task(
     output_col: str | None = None,
     kind: TaskKind | Literal["auto"] = "auto",
 ) -> Task:
-    """Load a task from a file path or a built-in demo name."""
+    """Load a task from a file path, a built-in demo name or a dataset's spec (`hf:NAME`)."""
+    if str(path).startswith(HF_PREFIX):
+        return spec_task(str(path).removeprefix(HF_PREFIX))
     if str(path) in builtin_names():
         return builtin_task(str(path), kind)
     p = Path(path)
@@ -195,6 +201,14 @@ def load_task(
     return parse_task_bytes(p.read_bytes(), p.name, input_col, output_col, kind)
 
 
+def spec_task(name: str) -> Task:
+    """The task `hf:name` (`taskspecs`): examples from the demonstration split, the test split kept apart for
+    `split` to draw from, and the spec's prompt."""
+    spec = taskspecs.load_spec(name)
+    demos, test = (tuple(Example(x, y) for x, y in pairs) for pairs in taskspecs.read_pairs(spec))
+    return Task(spec.name, demos, "classification", test_examples=test, template=spec.template)
+
+
 def builtin_task(name: str, kind: TaskKind | Literal["auto"] = "auto") -> Task:
     path = BUILTIN_DIR / f"{name}.json"
     if not path.is_file():
@@ -203,7 +217,13 @@ def builtin_task(name: str, kind: TaskKind | Literal["auto"] = "auto") -> Task:
 
 
 def split(task: Task, n_test: int, seed: int = 0, min_train: int = 2) -> tuple[Task, Task]:
-    """Seeded shuffle into (train, test); the test split gets at most len - min_train examples."""
+    """Seeded shuffle into (train, test); the test split gets at most len - min_train examples. A task with a
+    test split of its own keeps every example for training and draws n_test of its test items by the seed."""
+    if task.test_examples:
+        rng = random.Random(seed)
+        picked = rng.sample(task.test_examples, min(n_test, len(task.test_examples)))
+        return (Task(f"{task.name}/train", task.examples, task.kind, template=task.template),
+                Task(f"{task.name}/test", tuple(picked), task.kind, template=task.template))
     idx = list(range(len(task.examples)))
     random.Random(seed).shuffle(idx)
     n_test = max(1, min(n_test, len(idx) - min_train))

@@ -15,7 +15,19 @@ from typing import Any
 from icr_app.core.artefacts import ArtefactError, artefact_kind
 from icr_app.core.models import LoadedModel
 from icr_app.core.tasks import Task
-from icr_app.methods import elicit, few_shot, function_vector, i2cl, icr, icv, lora, site, task_vector, zero_shot
+from icr_app.methods import (
+    elicit,
+    few_shot,
+    function_vector,
+    i2cl,
+    icr,
+    icv,
+    learned_task_vector,
+    lora,
+    site,
+    task_vector,
+    zero_shot,
+)
 from icr_app.methods.base import Method, MethodSpec, build_spec
 
 REGISTRY: dict[str, MethodSpec] = {}
@@ -39,7 +51,7 @@ def register(spec: MethodSpec) -> None:
 
 
 for _spec in (zero_shot.SPEC, few_shot.SPEC, site.SPEC, icr.SPEC, lora.SPEC, task_vector.SPEC,
-              function_vector.SPEC, i2cl.SPEC, icv.SPEC,
+              function_vector.SPEC, i2cl.SPEC, icv.SPEC, learned_task_vector.SPEC,
               elicit.SPEC):
     register(_spec)
 

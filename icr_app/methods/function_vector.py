@@ -51,6 +51,7 @@ from icr_app.methods.last_token import (
     LastTokenEdit,
     LastTokenVector,
     VectorMeta,
+    add_at,
     gold_and_candidates,
     last_token_variants,
 )
@@ -193,15 +194,10 @@ def build(ctx: BuildContext, cfg: FunctionVectorConfig) -> FunctionVectorMethod:
     return FunctionVectorMethod(lm, FunctionVectorState(fv, aie, meta, lm.fingerprint))
 
 
-def add_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """x (B, T, d) with v (d,) added at every row's last position (left-padded: its last real token)."""
-    return torch.cat([x[:, :-1], x[:, -1:] + v.to(x.device, x.dtype)], dim=1)
-
-
 class FunctionVectorMethod(LastTokenEdit):
     name = "function-vector"
     STATE = FunctionVectorState
-    edit = staticmethod(add_last)
+    edit = staticmethod(add_at)
 
 
 def neutral(method: FunctionVectorMethod) -> FunctionVectorMethod:

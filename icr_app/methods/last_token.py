@@ -162,6 +162,13 @@ def replace_last(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return torch.cat([x[:, :-1], v.to(x.device, x.dtype).expand(x.shape[0], 1, -1)], dim=1)
 
 
+def add_at(x: torch.Tensor, v: torch.Tensor, position: int = -1) -> torch.Tensor:
+    """x (B, T, d) with v (d,) added at one position of every row: by default the last (left-padded: its last real
+    token); a new tensor, so a gradient reaches v."""
+    p = position % x.shape[1]
+    return torch.cat([x[:, :p], x[:, p: p + 1] + v.to(x.device, x.dtype), x[:, p + 1:]], dim=1)
+
+
 def gold_and_candidates(lm: LoadedModel, method: Method, outputs: list[str]) -> tuple[torch.Tensor, list[int] | None]:
     """Gold first tokens of `outputs` as indices into the candidates: the labels' distinct first tokens for
     classification (None for open tasks: indices are token ids over the whole vocabulary)."""

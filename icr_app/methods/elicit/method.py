@@ -25,6 +25,7 @@ from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import BuildContext
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit.library import Library, LibraryTensors, shipped_library
+from icr_app.methods.last_token import add_at
 from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod, built_fields, tensor_field
 
 SHOWN = 64  # the task's queries whose retrieval a built method records for its figure
@@ -102,9 +103,7 @@ def added_at_last(lm: LoadedModel, deltas: dict[int, torch.Tensor]) -> Iterator[
     (left-padded batches: the last position is every row's last real token)."""
 
     def add(layer: int, out: Any) -> Any:
-        x = main_tensor(out)
-        last = x[:, -1:] + deltas[layer].to(x.device, x.dtype)[:, None]
-        return with_main(out, torch.cat([x[:, :-1], last], dim=1))
+        return with_main(out, add_at(main_tensor(out), deltas[layer][:, None]))  # (B, 1, d): one vector per row
 
     with Trace({layer: lm.adapter.blocks[layer] for layer in deltas}, edit_output=add):
         yield {}

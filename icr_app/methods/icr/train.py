@@ -157,16 +157,17 @@ def ce_candidates(lm: LoadedModel, task: Task, mode: str) -> tuple[int, ...] | N
 
 
 def training_examples(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, encoder: Encoder,
-                      template: Template, progress: Progress) -> Examples:
-    """Zero-shot prompts from each domain's train split, with frozen embeddings and zero-shot entropies."""
+                      template: Template | None, progress: Progress) -> Examples:
+    """Zero-shot prompts from each domain's train split (in `template`, else the domain's own prompt), with
+    frozen embeddings and zero-shot entropies."""
     rng = random.Random(cfg.seed)
-    chosen, candidates = [], []
+    chosen, prompts, candidates = [], [], []
     for task in tasks:
         train, _ = split(task, cfg.holdout, cfg.split_seed, min_train=SHOTS)
         picked = rng.sample(list(train.examples), min(cfg.examples_per_domain, len(train.examples)))
         chosen += picked
+        prompts += [(template or task.template or Template()).zero_shot(e.input) for e in picked]
         candidates += [ce_candidates(lm, task, cfg.ce)] * len(picked)
-    prompts = [template.zero_shot(e.input) for e in chosen]
     targets = torch.tensor([first_token_id(lm, e.output) for e in chosen])
     emb = encoder([e.input for e in chosen]).float().cpu()
     h = []
@@ -189,7 +190,7 @@ def _restore_optimizer(opt: torch.optim.Optimizer, tensors: dict[str, torch.Tens
     opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
 
 
-def _pids(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, out: Path, template: Template,
+def _pids(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, out: Path, template: Template | None,
           progress: Progress, save: bool = True) -> PIDs:
     """Extract PIDs once per output folder (reused on resume); every process extracts, one saves."""
     if (out / PIDS_FILE).exists():
@@ -215,7 +216,7 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
                  progress: Progress = no_progress, log_path: str | Path | None = None) -> ICRRouter:
     """PIDs, then the router; resumes from `out/checkpoint.*` when its config matches. Saves `out/router.*`."""
     cfg = cfg or TrainConfig()
-    out, template = Path(out), template or Template()
+    out = Path(out)
     encoder = encoder or router_module.minilm_encoder()
     from accelerate import Accelerator  # slow to import: only when training
 

@@ -16,15 +16,15 @@ import torch
 
 from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
-from icr_app.core.prefix import PrefixPool
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import answer_text, sample_icl_prompts
+from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.scoring import Intervention, LabelError, no_intervention
 from icr_app.core.tasks import Example, Task
+from icr_app.methods.answer_loss import Objective, prompt_examples, scorer_for
 from icr_app.methods.base import BuildContext, Method
 from icr_app.methods.site.artefact import SiteMeta, SiteState
 from icr_app.methods.site.inject import inject
-from icr_app.methods.site.train import Examples, Objective, Scorer, train_theta
+from icr_app.methods.site.train import train_theta
 from icr_app.methods.state import StatefulMethod, built_fields
 
 
@@ -73,16 +73,6 @@ def _holdout(train: Task, cfg: SiteConfig, seed: int) -> tuple[list[Example], li
     return pool[n_val:], pool[:n_val]
 
 
-def _examples(lm: LoadedModel, base: Method, examples: list[Example]) -> Examples:
-    pool = PrefixPool(lm, [base.prompt(e.input) for e in examples])
-    if base.label_set is not None:
-        gold = torch.tensor([base.labels.index(e.output) for e in examples], device=lm.device)
-        return Examples(pool, gold, gold, [])
-    answers = [tuple(lm.tokenizer(answer_text(e.output), add_special_tokens=False)["input_ids"]) for e in examples]
-    first = torch.tensor([a[0] for a in answers], device=lm.device)
-    return Examples(pool, torch.zeros_like(first), first, answers)
-
-
 def build(ctx: BuildContext, cfg: SiteConfig) -> SiteMethod:
     """Run stages 1 and 2 on a task's examples; `progress` wraps the stage-1 batches, then the training steps."""
     lm, train, answering, seed, progress = ctx.lm, ctx.train, ctx.answering, ctx.seed, ctx.progress
@@ -94,12 +84,10 @@ def build(ctx: BuildContext, cfg: SiteConfig) -> SiteMethod:
     fit, val = _holdout(train, cfg, seed)
     t = task_embeddings(lm, sample_icl_prompts(train, base.template, cfg.n_prompts, cfg.n_demos, seed),
                         progress=progress)
-    scorer = Scorer(cfg.objective, None if ls is None else torch.tensor(ls.first_ids, device=lm.device),
-                    None if ls is None else list(ls.scored_ids))
     theta, stats = train_theta(
-        lm, t, _examples(lm, base, fit), _examples(lm, base, val), scorer, steps=cfg.steps,
-        batch_size=cfg.batch_size, lr=cfg.lr, eval_every=cfg.eval_every, patience=cfg.patience, seed=seed,
-        progress=progress,
+        lm, t, prompt_examples(lm, base, fit), prompt_examples(lm, base, val), scorer_for(lm, base, cfg.objective),
+        steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, eval_every=cfg.eval_every, patience=cfg.patience,
+        seed=seed, progress=progress,
     )
     meta = SiteMeta(
         task=train.name, **built_fields(lm, answering), n_prompts=cfg.n_prompts, n_demos=cfg.n_demos,
