@@ -19,6 +19,9 @@ import torch
 
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import builtin_task
+from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
+from icr_app.methods.elicit.library import LibraryConfig, build_library
+from icr_app.methods.elicit.method import ElicitConfig
 from icr_app.methods.function_vector import FunctionVectorConfig
 from icr_app.methods.i2cl.method import I2CLConfig
 from icr_app.methods.icr.method import ICRConfig
@@ -36,14 +39,22 @@ TINY_I2CL = I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, 
 TINY_ICV = ICVConfig(n_demos=4, val_examples=6, strengths=[0.0, 0.1, 0.5])
 TINY_LORA = LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2)
 TINY_LTV = LearnedTaskVectorConfig(sweep=2, steps=4, batch_size=4, max_examples=16)
+TINY_LIBRARY = LibraryConfig(n_prompts=3, n_demos=2, val_size=6, queries_per_domain=16, holdout=1, epochs=20,
+                             lr=1e-2, batch_size=8, hidden=32, forward_batch=4)
 
 
-def tiny_configs(router: str) -> dict[str, object]:
-    """Configs that build each method on a tiny model in about a second, ICR from the router folder `router`;
-    a method not named here builds with its defaults."""
-    return {"site": TINY_SITE, "task-vector": TINY_TV, "function-vector": TINY_FV, "i2cl": TINY_I2CL,
-            "icv": TINY_ICV, "lora": TINY_LORA, "learned-task-vector": TINY_LTV,
-            "icr": ICRConfig(router=router)}
+def tiny_configs(router: str, library: str | None = None) -> dict[str, object]:
+    """Configs that build each method on a tiny model in about a second, ICR from the router folder `router` and
+    ELICIT from the library file `library` (`library_file`); a method not named here builds with its defaults."""
+    configs = {"site": TINY_SITE, "task-vector": TINY_TV, "function-vector": TINY_FV, "i2cl": TINY_I2CL,
+               "icv": TINY_ICV, "lora": TINY_LORA, "learned-task-vector": TINY_LTV, "icr": ICRConfig(router=router)}
+    return configs if library is None else {**configs, "elicit": ElicitConfig(library=library)}
+
+
+def library_file(lm, folder: Path) -> str:
+    """A small ELICIT library for `lm` (entries sentiment and antonyms, the hashed stand-in encoder) in `folder`."""
+    tasks = [builtin_task("sentiment"), builtin_task("antonyms")]
+    return str(build_library(lm, tasks, TINY_LIBRARY, hash_encoder).save(Path(folder) / LIBRARY_FILE, lm.fingerprint))
 
 
 def hash_encoder(texts: list[str]) -> torch.Tensor:

@@ -9,7 +9,8 @@ registered later is checked without a test of its own:
 - building it and answering with it leave the model as they found it.
 
 Methods are built from `helpers.tiny_configs` where it names them, else from their defaults; ICR from a routing
-router saved for each model. Method-specific behaviour stays in each method's own test module.
+router saved for each model, ELICIT from a small library built for it. Method-specific behaviour stays in each
+method's own test module.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 from families import FAMILIES
-from helpers import cancelling_at, hash_encoder, no_hooks, tiny_configs, trained_like
+from helpers import cancelling_at, hash_encoder, library_file, no_hooks, tiny_configs, trained_like
 from tiny import family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactModelError
@@ -27,6 +28,7 @@ from icr_app.core.progress import Cancelled
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.elicit import library as library_module
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.state import StatefulMethod
@@ -82,7 +84,8 @@ class Built:
 
     def config(self, model: str, method: str):
         if model not in self.configs:
-            self.configs[model] = tiny_configs(routing_folder(self.model(model), self.folder / model))
+            lm, folder = self.model(model), self.folder / model
+            self.configs[model] = tiny_configs(routing_folder(lm, folder), library_file(lm, folder))
         return self.configs[model].get(method)
 
     def __call__(self, model: str, method: str, task: str = "sentiment"):
@@ -102,8 +105,9 @@ def routing_folder(lm, folder: Path) -> str:
 
 @pytest.fixture(scope="module")
 def built(lm, tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:  # routers loaded from a folder embed with the stand-in encoder
+    with pytest.MonkeyPatch.context() as mp:  # routers and libraries from a folder embed with the stand-in encoder
         mp.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+        mp.setattr(library_module, "minilm_encoder", lambda: hash_encoder)
         yield Built(lm, tmp_path_factory.mktemp("routers"))
 
 

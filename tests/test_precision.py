@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES, tiny_model
-from helpers import TINY_LORA, assert_zero_shot_exactly, hash_encoder, router_folder, tiny_configs
+from helpers import TINY_LORA, assert_zero_shot_exactly, hash_encoder, library_file, router_folder, tiny_configs
 from tiny import tiny_tokenizer
 
 from icr_app.analyses.anchors import cached as anchors
@@ -31,6 +31,7 @@ from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering
+from icr_app.methods.elicit import library as library_module
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.router import ICRRouter
@@ -69,8 +70,9 @@ def load_low(case: str, tmp):
 
 @pytest.fixture(autouse=True)
 def hashed_encoder(monkeypatch):
-    """Routers loaded from a folder embed queries with the hashed stand-in, not MiniLM."""
+    """Routers and ELICIT libraries loaded from a folder embed queries with the hashed stand-in, not MiniLM."""
     monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+    monkeypatch.setattr(library_module, "minilm_encoder", lambda: hash_encoder)
 
 
 # bf16 on the CPU is slow: the quick tier keeps the Llama and the offloaded one, the full run every family.
@@ -89,11 +91,13 @@ def low(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def built(low, tmp_path_factory):
-    """Every method built on the low-precision model (ICR from a router saved for it)."""
+    """Every method built on the low-precision model (ICR from a router saved for it, ELICIT from a library)."""
     task = builtin_task("sentiment")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
-        cfg = tiny_configs(router_folder(low, tmp_path_factory.mktemp("router")))
+        mp.setattr(library_module, "minilm_encoder", lambda: hash_encoder)
+        folder = tmp_path_factory.mktemp("router")
+        cfg = tiny_configs(router_folder(low, folder), library_file(low, folder))
         return {name: build_method(low, task, name, cfg.get(name)) for name in REGISTRY}
 
 
@@ -130,6 +134,7 @@ def test_the_neutral_setting_is_zero_shot_exactly(low, built):
 
 def test_every_figure_draws(low, built):
     from icr_app.app.i18n import say
+    from icr_app.methods.elicit.figures import picks_figure
     from icr_app.methods.function_vector_figures import aie_figure
     from icr_app.methods.i2cl.figures import coefficient_figure
     from icr_app.methods.icr.figures import routing_figures
@@ -141,6 +146,7 @@ def test_every_figure_draws(low, built):
     figures = [alpha_heatmap(built["site"].state, say), layer_figure(built["task-vector"].state, say),
                aie_figure(built["function-vector"].state, say), coefficient_figure(built["i2cl"].state, say),
                sweep_figure(built["icv"].state, say), training_curve(built["lora"].state, say),
+               picks_figure(built["elicit"].state, say),
                *routing_figures(built["icr"].router, say, "a fine film")]
     assert all(fig.data for fig in figures)
     task = builtin_task("sentiment")

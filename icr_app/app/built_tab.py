@@ -1,5 +1,6 @@
 """The tab of every method whose spec has a view (`MethodSpec.view`): the visitor's built method for the current
-model drawn by the view's figure and summary in the visitor's language, its artefact as a download, and, when the
+model (a method that needs no build: made for the current task) drawn by the view's figure and summary in the
+visitor's language, its artefact as a download, and, when the
 view offers it, its own Build button and an upload.
 
 A built method lives in the visitor's `built` state (their Build button, a method's own tab, an upload or the
@@ -14,13 +15,14 @@ from pathlib import Path
 
 import gradio as gr
 
+from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, on
 from icr_app.app.i18n import method_title, say, t
 from icr_app.app.page import Page
 from icr_app.core.paths import resolve
 from icr_app.core.tasks import Task
 from icr_app.methods import build_method
-from icr_app.methods.base import BuildControl, Method, MethodSpec
+from icr_app.methods.base import BuildControl, BuildError, Method, MethodSpec
 from icr_app.methods.state import StatefulMethod
 
 
@@ -29,6 +31,21 @@ def built_method(ctx: AppContext, built: dict[str, Method], name: str) -> Statef
     model."""
     method = built.get(name)
     return method if isinstance(method, StatefulMethod) and method.lm is ctx.lm else None
+
+
+def shown_method(ctx: AppContext, spec: MethodSpec, built: dict[str, Method], task: Task | None
+                 ) -> StatefulMethod | None:
+    """What the tab draws: the visitor's built method, or, for a method that needs no build (ELICIT: nothing is
+    learnt from the task), the one made for the current task now; None when neither is there (no library ships
+    for the model, say)."""
+    method = built_method(ctx, built, spec.name)
+    if method is not None or not spec.instant or task is None:
+        return method
+    try:
+        made = prebuilt.instant_method(ctx.lm, task, spec.name)
+    except BuildError:
+        return None
+    return made if isinstance(made, StatefulMethod) else None
 
 
 def state_file(method: StatefulMethod, folder: Path) -> Path:
@@ -52,8 +69,8 @@ def built_method_tab(ctx: AppContext, page: Page, spec: MethodSpec) -> None:
     second = None if view.second is None else resolve(view.second)
     notes = None if view.notes is None else resolve(view.notes)
 
-    def show(built: dict[str, Method], request: gr.Request):
-        method = built_method(ctx, built, name)
+    def show(built: dict[str, Method], request: gr.Request, task: Task | None = None):
+        method = shown_method(ctx, spec, built, task)
         state = None if method is None else method.state
         shown = [None if state is None else figure(state, say)]
         if second is not None:
@@ -75,9 +92,9 @@ def built_method_tab(ctx: AppContext, page: Page, spec: MethodSpec) -> None:
             outs.append(gr.File(label=t(f"download.{name}"), interactive=False))
             upload = None if view.build is None else gr.File(label=t(view.build.upload), file_types=[".safetensors"],
                                                              type="filepath")
-    on(page.built.change, show, page.built, outs, f"show_{_api_key(name)}", TASKS, queue=False)
+    on(page.built.change, show, [page.built, page.task], outs, f"show_{_api_key(name)}", TASKS, queue=False)
     for event in page.task_changed:
-        event.then(show, page.built, outs, queue=False)
+        event.then(show, [page.built, page.task], outs, queue=False)
     if view.build is not None:
         _wire_build(ctx, page, spec, view.build, controls, upload, show, outs)
 
@@ -102,22 +119,22 @@ def _wire_build(ctx: AppContext, page: Page, spec: MethodSpec, build: BuildContr
     name, key = spec.name, _api_key(spec.name)
     value, button, stop = controls
 
-    def keep(built: dict, method: Method, request: gr.Request):
+    def keep(built: dict, task: Task, method: Method, request: gr.Request):
         built = {**built, name: method}
-        return built, *show(built, request)
+        return built, *show(built, request, task)
 
     def build_here(task: Task, built: dict, setting: int, seed: int, request: gr.Request,
                    progress: gr.Progress = gr.Progress()):  # noqa: B008
         config = dataclasses.replace(spec.config(), **{build.field: int(setting)})
         step = ctx.progress(progress, request, name, say(build.busy))
-        return keep(built, build_method(ctx.lm, task, name, config, seed=seed, progress=step), request)
+        return keep(built, task, build_method(ctx.lm, task, name, config, seed=seed, progress=step), request)
 
-    def load_here(built: dict, path: str | None, request: gr.Request):
+    def load_here(built: dict, task: Task, path: str | None, request: gr.Request):
         if not path:
             raise gr.Error(say("error.no_file"))
-        return keep(built, spec.load(Path(path), ctx.lm), request)
+        return keep(built, task, spec.load(Path(path), ctx.lm), request)
 
     on(button.click, build_here, [page.task, page.built, value, page.seed], [page.built, *outs],
        f"build_{key}", JOBS)
     ctx.cancel_button(stop, name)
-    on(upload.upload, load_here, [page.built, upload], [page.built, *outs], f"load_{key}")
+    on(upload.upload, load_here, [page.built, page.task, upload], [page.built, *outs], f"load_{key}")

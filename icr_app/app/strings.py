@@ -482,6 +482,26 @@ build the methods that learn from the examples → open the tabs below to see *w
     "evaluate.col.gold": "gold",
     "evaluate.col.right": "right",
     "evaluate.ns": ", ns",
+    # ELICIT (its method title, tab, figure and summary)
+    "method.elicit": "ELICIT (capability library)",
+    "download.elicit": "download this ELICIT method (safetensors)",
+    "elicit.tab": "ELICIT library",
+    "elicit.explain": "ELICIT keeps a library built once from other tasks: for each, the state a few-shot prompt "
+                      "leaves at its last token after one block (averaged over 16-shot prompts, the block chosen "
+                      "on held-out queries), and the prompts themselves. A small trained retriever compares each "
+                      "query with the prompts of every entry; the best entry's vector is added, times the strength, "
+                      "to the query's last-token state at that entry's block. A query whose best score is under "
+                      "the threshold gets nothing and runs zero-shot. Nothing is learnt from this task's examples.",
+    "elicit.figure": "the entry the retriever picked for each query, and its score",
+    "elicit.summary": "ELICIT on **{task}**: a library of {n_entries} entries; a vector added to {injected} of {n} "
+                      "queries (threshold {threshold:.3f}, recall {recall}); picked most: {top} ({count}); "
+                      "strength {strength}",
+    "fig.elicit.title": "ELICIT on {task}: the retriever's best entry for {n} queries",
+    "fig.elicit.declined": "{entry} (declined)",
+    "fig.elicit.hover": "query %{{x}}: %{{text}}<br>{entry}: score %{{y:.3f}}",
+    "fig.elicit.threshold": "threshold {threshold:.3f} (recall {recall})",
+    "fig.elicit.query": "query of the task",
+    "fig.elicit.score": "retriever score of the best entry",
     **{f"error.{code}": message for code, message in MESSAGES.items()},
 }
 
@@ -989,6 +1009,27 @@ ZH: dict[str, str] = {
                              "但那里只有 {limit} 可用。能让它放得下的参数：{flags}",
     "error.model.too_large_all": "模型 {name} 在 {dtype} 下需要在允许的设备上占用 {need}（共 {total}，按配置估算），"
                                  "但那里只有 {limit} 可用。能让它放得下的参数：{flags}",
+    # ELICIT（方法名、标签页、图和摘要）
+    "method.elicit": "ELICIT（能力库）",
+    "download.elicit": "下载这个 ELICIT 方法（safetensors）",
+    "elicit.tab": "ELICIT 能力库",
+    "elicit.explain": "ELICIT 保存一个用其他任务一次性建好的能力库：每个任务一项，记录少样本提示"
+                      "在某一个块之后、最后一个词元处留下的状态（在 16 个示例的提示上取平均，"
+                      "块在留出的查询上选出），以及这些提示本身。一个训练好的小型检索器把每个查询"
+                      "和每一项的提示比较；得分最高那一项的向量乘以强度，加到查询在该项的块处"
+                      "最后一个词元的状态上。最高得分低于阈值的查询什么也不加，按零样本回答。"
+                      "不从这个任务的示例中学习任何东西。",
+    "elicit.figure": "检索器为每个查询选中的库项及其得分",
+    "elicit.summary": "**{task}** 上的 ELICIT：能力库共 {n_entries} 项；{n} 个查询中有 {injected} 个加了向量"
+                      "（阈值 {threshold:.3f}，召回率 {recall}）；选中最多的：{top}（{count} 次）；强度 {strength}",
+    "fig.elicit.title": "{task} 上的 ELICIT：检索器为 {n} 个查询选出的最佳库项",
+    "fig.elicit.declined": "{entry}（未注入）",
+    "fig.elicit.hover": "第 %{{x}} 个查询：%{{text}}<br>{entry}：得分 %{{y:.3f}}",
+    "fig.elicit.threshold": "阈值 {threshold:.3f}（召回率 {recall}）",
+    "fig.elicit.query": "任务的查询",
+    "fig.elicit.score": "最佳库项的检索得分",
+    "error.elicit.not_shipped": "模型“{model}”没有随应用提供 ELICIT 能力库（已提供的模型：{shipped}）；可以用 "
+                                "`{command}` 构建一个，再用 --elicit-library 指向它",
 }
 
 STRINGS = {"en": EN, "zh-CN": ZH}

@@ -1,9 +1,9 @@
 """Command line: `icl-lab <command> ...` (or `python -m icr_app <command> ...`); docs/cli.md is its reference.
 
 `eval` and `suite` run methods over tasks (they share the run flags, one flag group per registered method);
-`build` learns one method and saves it; `prebuild` makes what the app ships; `icr` trains ICR's router; the
-analyses have their own commands; `app` serves the web page. Every command calls the library; none
-re-implements it.
+`build` learns one method and saves it; `prebuild` makes what the app ships; `icr` trains ICR's router; `elicit`
+builds ELICIT's library; the analyses have their own commands; `app` serves the web page. Every command calls the
+library; none re-implements it.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import os
 import sys
 
 from icr_app import parallel
-from icr_app.cli import anchors, build, icr, prebuild, rank1, run
+from icr_app.cli import anchors, build, elicit, icr, prebuild, rank1, run
 from icr_app.cli.flags import add_model_args, command, loading_options
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import TaskError
 
-COMMANDS = (run, build, prebuild, icr, anchors, rank1)  # each module's `add_commands` adds its subcommands
+COMMANDS = (run, build, prebuild, icr, elicit, anchors, rank1)  # each module's `add_commands` adds its subcommands
 CANCELLED = 130  # the shell's status for a command stopped by Ctrl-C
 
 

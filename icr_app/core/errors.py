@@ -90,6 +90,9 @@ MESSAGES: dict[str, str] = {
     "icr.not_shipped": "no pretrained ICR router ships for model '{model}' (routers ship for: {shipped}); train one "
                        "with `{command}` and name its folder (or a folder of routers) with --icr-router or "
                        "$ICL_LAB_ROUTERS",
+    # ELICIT's library
+    "elicit.not_shipped": "no ELICIT library ships for model '{model}' (libraries ship for: {shipped}); build one "
+                          "with `{command}` and name it with --elicit-library",
     # a model that does not fit
     "model.needs_offload": "the device map of {name} sends weights to disk; give --offload-folder DIR",
     "model.too_large": "model {name} needs {need} on device {device} in {dtype} ({total} in all, estimated from its "

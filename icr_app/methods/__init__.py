@@ -16,6 +16,7 @@ from icr_app.core.artefacts import ArtefactError, artefact_kind
 from icr_app.core.models import LoadedModel
 from icr_app.core.tasks import Task
 from icr_app.methods import (
+    elicit,
     few_shot,
     function_vector,
     i2cl,
@@ -50,7 +51,8 @@ def register(spec: MethodSpec) -> None:
 
 
 for _spec in (zero_shot.SPEC, few_shot.SPEC, site.SPEC, icr.SPEC, lora.SPEC, task_vector.SPEC,
-              function_vector.SPEC, i2cl.SPEC, icv.SPEC, learned_task_vector.SPEC):
+              function_vector.SPEC, i2cl.SPEC, icv.SPEC, learned_task_vector.SPEC,
+              elicit.SPEC):
     register(_spec)
 
 

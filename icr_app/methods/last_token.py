@@ -19,10 +19,12 @@ import torch
 from torch import nn
 from transformers import DynamicCache
 
+from icr_app.core.capture import blocks
 from icr_app.core.models import LoadedModel
 from icr_app.core.prefix import PrefixPool
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.scoring import Intervention, first_token_id, fits_every_window, pad_left, prefill
+from icr_app.core.tasks import Example
 from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import Method
 from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod
@@ -120,6 +122,31 @@ def _variant_pass(lm: LoadedModel, prefix_mask: torch.Tensor, lengths: torch.Ten
     mask = torch.zeros(seen.shape, dtype=dtype, device=dev).masked_fill(~seen, torch.finfo(dtype).min)
     return lm.model(input_ids=last[:, None].expand(b, c), attention_mask=mask,
                     position_ids=lengths[:, None].expand(b, c), cache=cache, use_cache=True).logits
+
+
+Combine = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+"""combine(x, v) -> x': a last-token state x (..., d) with the vector v (d,) applied (written over, or added)."""
+
+
+def layer_sweep(lm: LoadedModel, method: Method, states: torch.Tensor, val: list[Example], combine: Combine,
+                batch_size: int = 4, progress: Progress = no_progress, desc: str = "layer sweep") -> VariantScores:
+    """Validation scores (P, L + 1) of each block's vector in `states` (L, d) applied by `combine` to the zero-shot
+    last-token state at that block; column L is the unpatched zero-shot pass."""
+    gold, candidates = gold_and_candidates(lm, method, [e.output for e in val])
+    states = states.to(lm.device)
+
+    def patch(layer: Hashable, v: torch.Tensor, variants: torch.Tensor) -> torch.Tensor:
+        changed = combine(v, states[layer].to(v.device, v.dtype))
+        return torch.where((variants == layer)[None, :, None], changed, v)
+
+    return last_token_variants(lm, [method.prompt(e.input) for e in val], gold, candidates, lm.n_layers + 1,
+                               blocks(lm), patch, "output", batch_size, progress=progress, desc=desc)
+
+
+def best_layer(accuracy: torch.Tensor, gold_prob: torch.Tensor) -> int:
+    """The most accurate layer; among equally accurate ones, the highest mean gold probability."""
+    top = accuracy == accuracy.max()
+    return int(torch.where(top, gold_prob, torch.full_like(gold_prob, -1.0)).argmax())
 
 
 @contextmanager

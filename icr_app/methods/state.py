@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # annotations only (they are never evaluated), so no runtime 
     from typing_extensions import Self
 
 Dim = str | int
-"""One axis of a stored tensor: a named size of the model (`model_sizes`) or a fixed number."""
+"""One axis of a stored tensor: a named size of the model (`model_sizes`), a fixed number, or another name (a free
+axis, whose size the state's tensors must agree on)."""
 
 
 def tensor_field(*dims: Dim, trained: bool = False) -> Any:
@@ -137,12 +138,12 @@ class BuiltState:
     def shapes(self) -> dict[str, tuple[int, ...]]:
         return {name: tuple(getattr(self, name).shape) for name in self.tensor_dims()}
 
-    @classmethod
-    def expected_shapes(cls, lm: LoadedModel) -> dict[str, tuple[int, ...]]:
-        """What the tensors' shapes must be for `lm`."""
+    def expected_shapes(self, lm: LoadedModel) -> dict[str, tuple[int, ...]]:
+        """What the tensors' shapes must be for `lm`: an axis named by a model size takes it; an axis of another
+        name (a free one, such as the entries of a library) keeps its size, which `check_consistent` checks."""
         sizes = model_sizes(lm)
-        return {name: tuple(sizes[d] if isinstance(d, str) else d for d in dims)
-                for name, dims in cls.tensor_dims().items()}
+        return {name: tuple(d if isinstance(d, int) else sizes.get(d, size) for d, size in zip(dims, shape))
+                for (name, dims), shape in zip(self.tensor_dims().items(), self.shapes().values())}
 
     def check_consistent(self) -> None:
         """ValueError unless the tensors have their declared axes and agree with each other (one size per name)."""

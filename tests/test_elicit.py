@@ -1,0 +1,130 @@
+"""ELICIT's own behaviour (the registry contract in test_contract.py covers the rest): the retriever tells the
+library's domains apart, the threshold declines, the library round-trips and refuses another model, its build
+reports progress and can be cancelled, its tab draws the current task at first sight, and the shipped libraries
+were built from the ICR router's domains."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from helpers import TINY_LIBRARY, cancelling_at, hash_encoder, library_file, no_hooks, tab_show
+from tiny import tiny_lm
+
+from icr_app.core.artefacts import ArtefactModelError, load_artefact
+from icr_app.core.progress import Cancelled
+from icr_app.core.tasks import builtin_task
+from icr_app.methods import build_method
+from icr_app.methods.base import BuildError
+from icr_app.methods.elicit import library as library_module
+from icr_app.methods.elicit import method as method_module
+from icr_app.methods.elicit.library import FILE, KIND, SHIPPED, Library, build_library
+from icr_app.methods.elicit.method import ElicitConfig
+from icr_app.methods.icr.pids import FILE as PIDS_FILE
+from icr_app.methods.icr.pids import KIND as PIDS_KIND
+from icr_app.methods.icr.router import PRETRAINED
+from icr_app.methods.zero_shot import ZeroShotMethod
+
+DOMAINS = ("sentiment", "antonyms")
+
+
+@pytest.fixture(autouse=True)
+def hashed_encoder(monkeypatch):
+    monkeypatch.setattr(library_module, "minilm_encoder", lambda: hash_encoder)
+
+
+@pytest.fixture(scope="module")
+def library_path(lm, tmp_path_factory) -> str:
+    return library_file(lm, tmp_path_factory.mktemp("library"))
+
+
+def test_the_retriever_picks_each_domains_entry_for_its_queries(lm, library_path):
+    library = Library.load(library_path, lm)
+    assert library.info["entries"] == list(DOMAINS)
+    for own, task in enumerate(DOMAINS):
+        queries = builtin_task(task).inputs
+        picks = library.entry_scores(hash_encoder(queries)).argmax(-1)
+        assert (picks == own).float().mean() >= 0.8, task
+
+
+def test_below_the_threshold_a_query_runs_zero_shot_and_above_it_gets_the_vector(lm, library_path):
+    queries = builtin_task("sentiment").inputs[:24]
+    method = build_method(lm, builtin_task("sentiment"), "elicit", ElicitConfig(library=library_path, recall=0.5))
+    _, scores = method.retrieve(queries)
+    declined = scores < method.state.meta.threshold
+    assert declined.any() and not declined.all()
+    zero_shot = ZeroShotMethod(lm, method.answering).predict(queries, batch_size=4)
+    elicit = method.predict(queries, batch_size=4)
+    same = torch.tensor([a.label_probs == b.label_probs for a, b in zip(elicit, zero_shot)])
+    assert torch.equal(same, declined)
+    assert no_hooks(lm)
+
+
+def test_the_recall_sets_the_threshold_from_the_held_out_scores(lm, library_path):
+    library = Library.load(library_path, lm)
+    assert library.threshold(1.0) == float(library.held_out.min())
+    assert library.threshold(0.0) == float(library.held_out.max())
+    assert library.threshold(0.8) <= library.threshold(0.5)
+    with pytest.raises(ValueError, match="recall"):
+        library.threshold(1.5)
+
+
+def test_a_library_round_trips_and_another_models_is_refused(lm, library_path, tmp_path):
+    library = Library.load(library_path, lm)
+    again = Library.load(library.save(tmp_path / FILE, lm.fingerprint), lm)
+    assert again.info == library.info
+    assert all(torch.equal(again.library_tensors()[k], t) for k, t in library.library_tensors().items())
+    assert Library.load(tmp_path, lm).info == library.info  # a folder holding the file
+    with pytest.raises(ArtefactModelError):
+        Library.load(library_path, tiny_lm(n_layers=2))
+
+
+def test_a_model_without_a_shipped_library_is_told_how_to_build_one(lm):
+    with pytest.raises(BuildError) as err:
+        build_method(lm, builtin_task("sentiment"), "elicit")
+    assert err.value.cause.code == "elicit.not_shipped"
+    assert "icl-lab elicit build-library" in str(err.value)
+
+
+def test_the_library_build_shows_progress_and_a_cancel_leaves_the_model_as_it_was(lm):
+    tasks = [builtin_task(name) for name in DOMAINS]
+    before = {k: v.clone() for k, v in lm.model.state_dict().items()}
+    stages: list[str] = []
+
+    def record(it, desc="", **_):
+        stages.append(desc)
+        return it
+
+    build_library(lm, tasks, TINY_LIBRARY, hash_encoder, progress=record)
+    assert {"ELICIT library: sentiment prompts", "ELICIT library: antonyms layer sweep",
+            "ELICIT retriever epoch 1/20"} <= set(stages)
+    for stage in ("ELICIT library: antonyms prompts", "ELICIT retriever epoch 2/20"):
+        with pytest.raises(Cancelled):
+            build_library(lm, tasks, TINY_LIBRARY, hash_encoder, progress=cancelling_at(stage, 0))
+    assert no_hooks(lm)
+    assert all(torch.equal(v, before[k]) for k, v in lm.model.state_dict().items())
+
+
+def test_a_library_needs_two_domains(lm):
+    with pytest.raises(ValueError, match="two domains"):
+        build_library(lm, [builtin_task("sentiment")], TINY_LIBRARY, hash_encoder)
+
+
+@pytest.mark.parametrize("folder", sorted(p.parent for p in SHIPPED.glob(f"*/{FILE}")), ids=lambda p: p.name)
+def test_a_shipped_library_was_built_from_the_shipped_routers_domains_for_its_model(folder):
+    library = load_artefact(folder / FILE, KIND)
+    pids = load_artefact(PRETRAINED / folder.name / PIDS_FILE, PIDS_KIND)
+    assert library.fingerprint == pids.fingerprint
+    assert library.meta["domains"] == pids.meta["domains"]
+
+
+def test_the_tab_draws_the_current_tasks_picks_at_first_sight(lm, library_path, monkeypatch):
+    """No build is needed, so the tab makes the method for the current task (with the model's shipped library,
+    here the small one)."""
+    from icr_app.app.built_tab import not_built
+
+    monkeypatch.setattr(method_module, "shipped_library", lambda _lm: library_path)
+    monkeypatch.setattr(method_module, "_LIBRARIES", {})
+    show = tab_show(lm, "elicit")
+    assert show({}, None) == (None, not_built("elicit"), None)  # no task yet
+    figure, text, path = show({}, None, builtin_task("antonyms"))
+    assert figure.data and "**antonyms**" in text and path.endswith(".safetensors")
