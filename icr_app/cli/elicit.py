@@ -7,14 +7,7 @@ import argparse
 from functools import partial
 from pathlib import Path
 
-from icr_app.cli.flags import (
-    add_config_flags,
-    add_model_args,
-    command,
-    config_from_flags,
-    model_from_args,
-    tqdm_progress,
-)
+from icr_app.cli.flags import command, config_from_flags, domains_command, model_from_args, tqdm_progress
 from icr_app.core.tasks import load_task
 from icr_app.methods.elicit.library import FILE, LibraryConfig, build_library
 
@@ -34,10 +27,9 @@ def cmd_build_library(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     elicit = command(sub, "elicit", "ELICIT's capability library: build one").add_subparsers(
         dest="elicit_command", required=True, metavar="COMMAND")
-    p = command(elicit, "build-library", "build the library of task vectors and train its retriever",
-                "icl-lab elicit build-library --domains sentiment antonyms my_task.csv --out libraries/mine")
-    p.add_argument("--domains", nargs="+", required=True, help="task files or built-in names, one entry each")
-    p.add_argument("--out", required=True, help="folder for library.safetensors")
-    add_model_args(p, "the model the library is built for: a built-in name, a local checkpoint folder or a hub id")
-    add_config_flags(p.add_argument_group("the library's recipe"), LibraryConfig, "")
+    p = domains_command(elicit, "build-library", "build the library of task vectors and train its retriever",
+                        "icl-lab elicit build-library --domains sentiment antonyms my_task.csv --out libraries/mine",
+                        "folder for library.safetensors",
+                        "the model the library is built for: a built-in name, a local checkpoint folder or a hub id",
+                        LibraryConfig, "the library's recipe")
     p.set_defaults(func=cmd_build_library)

@@ -35,6 +35,19 @@ def command(sub: argparse._SubParsersAction, name: str, text: str, *examples: st
                           formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False, **kw)
 
 
+def domains_command(sub: argparse._SubParsersAction, name: str, text: str, example: str, out_help: str,
+                    model_help: str, config: type, recipe: str) -> argparse.ArgumentParser:
+    """A command that learns once from several tasks (`--domains`) into a folder (`--out`), with its recipe's
+    config as flags: ICR's router, ELICIT's library."""
+    p = command(sub, name, text, example)
+    p.add_argument("--domains", nargs="+", required=True,
+                   help="task files, built-in names or dataset specs (hf:NAME), one domain each")
+    p.add_argument("--out", required=True, help=out_help)
+    add_model_args(p, model_help)
+    add_config_flags(p.add_argument_group(recipe), config, "")
+    return p
+
+
 def tqdm_progress(it: Iterable, desc: str = "", leave: bool = False, **kw: Any) -> Iterable:
     """The CLI's progress bar (on stderr, so a command's table on stdout stays clean)."""
     return tqdm(it, desc=desc, leave=leave, file=sys.stderr, **kw)

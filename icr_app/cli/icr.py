@@ -6,10 +6,10 @@ import argparse
 from functools import partial
 
 from icr_app.cli.flags import (
-    add_config_flags,
     add_model_args,
     command,
     config_from_flags,
+    domains_command,
     model_from_args,
     tqdm_progress,
 )
@@ -35,13 +35,12 @@ def cmd_ensemble(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     icr = command(sub, "icr", "ICR's router: train one, or join several").add_subparsers(
         dest="icr_command", required=True, metavar="COMMAND")
-    p = command(icr, "train", "extract PIDs and train the ICR router (resumes from --out)",
-                "icl-lab icr train --domains sentiment antonyms my_task.csv --out routers/mine --seed 0")
-    p.add_argument("--domains", nargs="+", required=True, help="task files or built-in names used for training")
-    p.add_argument("--out", required=True, help="folder for pids.safetensors, router.safetensors, checkpoints")
-    add_model_args(p, "the model to route: a built-in name, a local checkpoint folder or a hub id")
+    p = domains_command(icr, "train", "extract PIDs and train the ICR router (resumes from --out)",
+                        "icl-lab icr train --domains sentiment antonyms my_task.csv --out routers/mine --seed 0",
+                        "folder for pids.safetensors, router.safetensors, checkpoints",
+                        "the model to route: a built-in name, a local checkpoint folder or a hub id",
+                        TrainConfig, "the router's training recipe")
     p.add_argument("--log", default="/tmp/icr-train.jsonl", help="per-step losses (JSON lines)")
-    add_config_flags(p.add_argument_group("the router's training recipe"), TrainConfig, "")
     p.set_defaults(func=cmd_train)
     p = command(icr, "ensemble", "join routers trained on the same PIDs into one (mean routing bias)",
                 "icl-lab icr ensemble --members routers/s0 routers/s1 --out routers/joined")
