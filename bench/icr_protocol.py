@@ -30,12 +30,11 @@ GROUP = "icr-paper"
 VARIANTS = {"shipped": None, "paper-protocol": "pids", "random-basis": "random"}
 
 
-def train(lm, out: Path, basis: str, progress) -> Path:
-    folder = out / f"router-{basis}"
+def train(lm, out: Path, cfg: TrainConfig, progress) -> Path:
+    folder = out / f"router-{cfg.basis}"
     if not (folder / "router.safetensors").exists():
         domains = [load_task(HF_PREFIX + name) for name in load_group(GROUP).parts["in-domain"]]
-        train_router(lm, domains, folder, TrainConfig(basis=basis), progress=progress,
-                     log_path=out / f"router-{basis}.jsonl")
+        train_router(lm, domains, folder, cfg, progress=progress, log_path=out / f"router-{cfg.basis}.jsonl")
     return folder
 
 
@@ -83,15 +82,26 @@ def main() -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--n-test", type=int, default=100)
+    p.add_argument("--examples-per-domain", type=int, default=TrainConfig.examples_per_domain,
+                   help="the shipped recipe's unless time is short (say so beside the table)")
+    p.add_argument("--epochs", type=int, default=TrainConfig.epochs)
+    p.add_argument("--only", choices=list(VARIANTS), default=None,
+                   help="run one variant (routers train in parallel processes); the table needs all three")
     args = p.parse_args()
     from tqdm import tqdm
 
     lm, seeds = icl.load_model(args.model), [int(s) for s in args.seeds.split(",")]
     runs = {}
     for name, basis in VARIANTS.items():
-        router = train(lm, args.out, basis, tqdm) if basis else None
+        if args.only not in (None, name):
+            continue
+        cfg = TrainConfig(basis=basis or "pids", examples_per_domain=args.examples_per_domain, epochs=args.epochs)
+        router = train(lm, args.out, cfg, tqdm) if basis else None
         runs[name] = run_variant(lm, args.out, name, router, seeds, args.n_test, tqdm)
-    text = (f"model {lm.name}, seeds {args.seeds}, n_test {args.n_test} per set and seed\n\n"
+    if args.only:
+        return
+    text = (f"model {lm.name}, seeds {args.seeds}, n_test {args.n_test} per set and seed; routers trained on "
+            f"{args.examples_per_domain} examples per domain for {args.epochs} epoch(s), one seed\n\n"
             + table(runs, load_group(GROUP).parts))
     (args.out / "protocol.md").write_text(text)
     (args.out / "protocol.json").write_text(json.dumps({n: {t: r["methods"]["icr"]["accuracy"] for t, r in reps.items()}
