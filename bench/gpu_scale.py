@@ -10,7 +10,8 @@ built-in `sentiment` task every method is built (with its default config) and ti
 query as a ratio to zero-shot in the same run (zero-shot timed before and after the methods, the mean taken),
 and the peak GPU memory of its build and answers against zero-shot's. Accuracy means nothing on random weights;
 time and memory do. ICR has no router for a random model: its build is the PIDs stage on the task, and it
-answers through an untrained router (the same computation as a trained one). `--config tiny` uses small method
+answers through an untrained router (the same computation as a trained one); ELICIT's library is built on the
+spot from the task and `antonyms` (its build time includes the library's). `--config tiny` uses small method
 configs, so the CPU run stays short.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -33,6 +35,9 @@ from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model, wrap
 from icr_app.core.tasks import builtin_task, split
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering, Method
+from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
+from icr_app.methods.elicit.library import LibraryConfig, build_library
+from icr_app.methods.elicit.method import ElicitConfig
 from icr_app.methods.i2cl.method import I2CLConfig
 from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.pids import extract_pids
@@ -67,6 +72,7 @@ SMOKE = {  # --config tiny only: the CPU run of the tests
     "icv": ICVConfig(n_demos=4, val_examples=6, strengths=[0.0, 0.1]),
     "lora": LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2),
     "icr": {"n_prompts": 4},
+    "elicit": LibraryConfig(n_prompts=2, n_demos=2, val_size=4, queries_per_domain=8, epochs=1),
 }
 
 
@@ -117,6 +123,11 @@ def random_model(config: PretrainedConfig, spread: bool = False) -> tuple[torch.
 
 
 def build(lm: LoadedModel, name: str, train, answering: Answering, smoke: bool) -> Method:
+    if name == "elicit":
+        library = build_library(lm, [train, builtin_task("antonyms")], SMOKE["elicit"] if smoke else None)
+        with tempfile.TemporaryDirectory() as scratch:
+            path = library.save(Path(scratch) / LIBRARY_FILE, lm.fingerprint)
+            return build_method(lm, train, name, ElicitConfig(library=str(path)), answering=answering)
     if name == "icr":
         n_prompts = SMOKE["icr"]["n_prompts"] if smoke else 32
         pids = extract_pids(lm, [train], n_prompts=n_prompts)
