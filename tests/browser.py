@@ -106,7 +106,8 @@ def wait_idle(page, within: str = "", start_s: float = 2.0, timeout: float = TIM
 # Each tab (the tour first) and the first words of its explanation, in the order of the page.
 TABS = {"tour": "tour.intro", "site.tab": "site.explain", "icr.tab": "icr.explain", "lora.tab": "lora.explain",
         "tv.tab": "tv.explain", "fv.tab": "fv.explain", "i2cl.tab": "i2cl.explain", "icv.tab": "icv.explain",
-        "anchors.tab": "anchors.explain", "rank1.tab": "rank1.explain", "evaluate.tab": "evaluate.explain"}
+        "ltv.tab": "ltv.explain", "elicit.tab": "elicit.explain", "anchors.tab": "anchors.explain",
+        "rank1.tab": "rank1.explain", "evaluate.tab": "evaluate.explain"}
 
 
 def tabs_read(page, strings: dict[str, str], tmp_path: Path, shot: str) -> None:

@@ -31,7 +31,7 @@ from browser import (
     tabs_read,
     wait_idle,
 )
-from helpers import routing_router
+from helpers import hash_encoder, library_file, routing_router
 
 from icr_app import prebuilt
 from icr_app.analyses.anchors import cached as anchors_cached
@@ -39,6 +39,8 @@ from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.app import launch
 from icr_app.app.strings import EN, ZH
 from icr_app.methods import REGISTRY
+from icr_app.methods.elicit import library as elicit_library
+from icr_app.methods.elicit import method as elicit_method
 from icr_app.methods.icr import method as icr_method
 from icr_app.methods.site.artefact import load_site
 from icr_app.methods.site.method import SiteConfig
@@ -64,6 +66,10 @@ def url(lm, tmp_path_factory):
         mp.setattr(prebuilt, "PREBUILT", root)
         mp.setattr(icr_method, "load_pretrained_router", lambda _lm: routing_router(lm))
         icr_method._ROUTERS.clear()
+        library = library_file(lm, tmp_path_factory.mktemp("elicit"))  # no ELICIT library ships for a tiny model
+        mp.setattr(elicit_method, "shipped_library", lambda _lm: library)
+        mp.setattr(elicit_method, "_LIBRARIES", {})
+        mp.setattr(elicit_library, "minilm_encoder", lambda: hash_encoder)
         demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
         yield demo.local_url
         demo.close()

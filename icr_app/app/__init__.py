@@ -34,15 +34,17 @@ def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
         switch = language_switch()
         gr.Markdown(t("intro"))
         page = build_section(ctx, demo)
-        tour.build_tab(ctx, page)
-        for spec in REGISTRY.values():  # in the registry's order
-            if spec.view is not None:
-                built_method_tab(ctx, page, spec)
-            elif spec.name in METHOD_TABS:
-                METHOD_TABS[spec.name](ctx, page)
-        for build_tab in ANALYSIS_TABS:
-            build_tab(ctx, page)
-        build_evaluate_tab(ctx, page)
+        # every tab's name stays in sight, wrapped onto a second row, rather than folded into a "more" menu
+        with gr.Tabs(overflow_behavior="wrap"):
+            tour.build_tab(ctx, page)
+            for spec in REGISTRY.values():  # in the registry's order
+                if spec.view is not None:
+                    built_method_tab(ctx, page, spec)
+                elif spec.name in METHOD_TABS:
+                    METHOD_TABS[spec.name](ctx, page)
+            for build_tab in ANALYSIS_TABS:
+                build_tab(ctx, page)
+            build_evaluate_tab(ctx, page)
         demo.unload(ctx.end_session)
         follow_choice(demo, switch)
     return demo
