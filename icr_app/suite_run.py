@@ -41,6 +41,11 @@ BASE = "zero-shot"
 TaskSource = str | Path | Task
 
 
+def is_group(source: TaskSource) -> bool:
+    """A group of dataset specs is asked for by its name, unless a file or folder of that name is there."""
+    return not isinstance(source, Task) and str(source) in group_names() and not Path(source).exists()
+
+
 def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
     """{name: built-in name, file, spec or Task} for built-in task names, task files, folders of them, dataset
     specs (`hf:NAME`), groups of specs and `Task`s. A task is named by its file's stem (a spec by its name, a `Task`
@@ -52,7 +57,7 @@ def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
             found.append((item.name, item))
         elif str(item).startswith(HF_PREFIX):
             found.append((str(item).removeprefix(HF_PREFIX), str(item)))
-        elif str(item) in group_names() and not path.exists():
+        elif is_group(item):
             found += [(name, HF_PREFIX + name) for name in load_group(str(item)).members]
         elif path.is_dir():
             files = [f for f in sorted(path.iterdir()) if f.suffix in TASK_SUFFIXES]
@@ -71,8 +76,7 @@ def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
 def group_parts(sources: Sequence[TaskSource]) -> dict[str, list[str]]:
     """The parts of the groups among `sources` ("in-domain": [...]), each named "group/part" when there are
     several groups; the summary reports a mean per part."""
-    groups = [load_group(str(s)) for s in sources
-              if not isinstance(s, Task) and str(s) in group_names() and not Path(s).exists()]
+    groups = [load_group(str(s)) for s in sources if is_group(s)]
     return {(f"{g.name}/{part}" if len(groups) > 1 else part): list(names)
             for g in groups for part, names in g.parts.items()}
 
