@@ -5,6 +5,8 @@ were built from the ICR router's domains."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
+
 import pytest
 import torch
 from helpers import TINY_LIBRARY, cancelling_at, hash_encoder, library_file, no_hooks, tab_show
@@ -12,6 +14,7 @@ from tiny import tiny_lm
 
 from icr_app.core.artefacts import ArtefactModelError, load_artefact
 from icr_app.core.progress import Cancelled
+from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import build_method
 from icr_app.methods.base import BuildError
@@ -102,6 +105,23 @@ def test_the_library_build_shows_progress_and_a_cancel_leaves_the_model_as_it_wa
             build_library(lm, tasks, TINY_LIBRARY, hash_encoder, progress=cancelling_at(stage, 0))
     assert no_hooks(lm)
     assert all(torch.equal(v, before[k]) for k, v in lm.model.state_dict().items())
+
+
+def test_each_domain_is_built_in_its_own_prompt(lm):
+    """A dataset spec brings its prompt on the task; its entry's prompts (what the retriever embeds) use it."""
+    own = Template(query="Review: {x}\nSentiment:", sep="\n")
+    tasks = [replace(builtin_task("sentiment"), template=own), builtin_task("antonyms")]
+    embedded: list[list[str]] = []
+
+    def encoder(texts: list[str]) -> torch.Tensor:
+        embedded.append(list(texts))
+        return hash_encoder(texts)
+
+    library = build_library(lm, tasks, TINY_LIBRARY, encoder)
+    sentiment, antonyms = embedded[:2]  # each entry's prompts, in order
+    assert all(p.startswith("Review: ") and p.endswith("\nSentiment:") for p in sentiment)
+    assert all(p.startswith("Input: ") and "Review:" not in p for p in antonyms)
+    assert library.info["templates"] == [asdict(own), asdict(Template())]
 
 
 def test_a_library_needs_two_domains(lm):

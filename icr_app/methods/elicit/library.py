@@ -158,9 +158,11 @@ def added(strength: float) -> Combine:
     return combine
 
 
-def build_entry(lm: LoadedModel, task: Task, cfg: LibraryConfig, template: Template,
+def build_entry(lm: LoadedModel, task: Task, cfg: LibraryConfig, template: Template | None,
                 progress: Progress) -> Entry:
-    """A domain's vector at every block, the sweep that picks the block, and its prompts and queries."""
+    """A domain's vector at every block, the sweep that picks the block, and its prompts and queries, in
+    `template`, else the domain's own prompt (a dataset spec's), else the default one."""
+    template = template or task.template or Template()
     train, _ = split(task, cfg.holdout, cfg.split_seed, min_train=SHOTS)
     pool = list(train.examples)
     random.Random(cfg.seed).shuffle(pool)
@@ -233,7 +235,7 @@ def build_library(lm: LoadedModel, tasks: list[Task], cfg: LibraryConfig | None 
                   encoder: Encoder | None = None, template: Template | None = None,
                   progress: Progress = no_progress) -> Library:
     """The entries, then the retriever over their prompts; the model is only read."""
-    cfg, template = cfg or LibraryConfig(), template or Template()
+    cfg = cfg or LibraryConfig()
     encoder_name = MINILM if encoder is None else getattr(encoder, "__name__", "custom")
     encoder = encoder or minilm_encoder()
     if len(tasks) < 2:
@@ -260,6 +262,7 @@ def build_library(lm: LoadedModel, tasks: list[Task], cfg: LibraryConfig | None 
         "config": asdict(cfg), "encoder": encoder_name,
         "n_training_queries": len(query_emb), "n_pairs": len(pairs), "n_held_out": len(held),
         "held_out_top1": float((scores.argmax(-1) == own).float().mean()),
-        "template": asdict(template), "dtype": dtype_name(lm.dtype), "build_s": time.perf_counter() - t0,
+        "templates": [asdict(template or t.template or Template()) for t in tasks],
+        "dtype": dtype_name(lm.dtype), "build_s": time.perf_counter() - t0,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     return library
