@@ -1,7 +1,8 @@
 """ELICIT's capability library and its retriever, built once from in-domain tasks (docs/methods/elicit.md).
 
-An entry per domain: few-shot prompts of the domain's train split (16 demonstrations, the paper's) run through
-the model, and the residual stream after every block read at their last token and averaged over the prompts.
+An entry per domain: few-shot prompts of the domain's train split (16 demonstrations, the paper's), in the
+domain's own prompt where it has one (a dataset spec's), run through the model, and the residual stream after
+every block read at their last token and averaged over the prompts.
 A layer sweep on held-out queries of the domain (the block's vector added, times the strength, to a zero-shot
 query's last-token state there) picks the block; the entry keeps its vector at that block.
 
