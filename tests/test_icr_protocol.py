@@ -1,0 +1,43 @@
+"""bench/icr_protocol.py's table on made-up suite reports: a row per variant and method that ran, the pooled
+out-of-domain gains paired item by item, collapses named, and the variants compared only where both ran."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from icr_app.stats import paired
+
+_spec = importlib.util.spec_from_file_location("icr_protocol", Path(__file__).parents[1] / "bench" / "icr_protocol.py")
+icr_protocol = importlib.util.module_from_spec(_spec)
+sys.modules["icr_protocol"] = icr_protocol
+_spec.loader.exec_module(icr_protocol)
+
+PARTS = {"in-domain": ("a",), "near-ood": ("b",), "far-ood": ("c",)}
+
+
+def report(correct: dict[str, list[bool]]) -> dict:
+    """A suite's task JSON, reduced to what the table reads."""
+    methods = {m: {"accuracy": sum(c) / len(c), "correct": c} for m, c in correct.items()}
+    return {"methods": methods, "paired": [{"a": m, "b": "zero-shot", **paired(c, correct["zero-shot"])}
+                                           for m, c in correct.items() if m != "zero-shot"]}
+
+
+def run(method: str, hits: dict[str, list[bool]]) -> dict:
+    zero = {"a": [True, False, False, False], "b": [True, True, False, False], "c": [False] * 4}
+    return {t: report({"zero-shot": zero[t], method: hits[t]}) for t in zero}
+
+
+def test_a_row_per_variant_that_ran_and_the_pairs_between_them():
+    icr = {"a": [True] * 4, "b": [False] * 4, "c": [True, True, False, False]}
+    elicit = {"a": [True, False, False, False], "b": [True, True, True, False], "c": [True, True, True, False]}
+    text = icr_protocol.table({"paper-protocol": run("icr", icr), "elicit-protocol": run("elicit", elicit)}, PARTS)
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert set(rows) == {"variant", "zero-shot", "ICR, paper-protocol router", "ELICIT, paper-protocol library"}
+    # ICR: 1.000 in-domain, 0.000 near, 0.500 far; OOD mean over b and c 0.250; b below zero-shot
+    assert "| 1.000 | 0.000 | 0.500 | 0.250 | b |" in rows["ICR, paper-protocol router"]
+    assert "| 0.250 | 0.750 | 0.750 | 0.750 | none |" in rows["ELICIT, paper-protocol library"]
+    pooled = paired(elicit["b"] + elicit["c"], icr["b"] + icr["c"])
+    assert f"ELICIT, paper-protocol library − ICR, paper-protocol router: {100 * pooled['diff']:+.1f}" in text
+    assert "shipped" not in text and "random basis" not in text  # pairs only between variants that ran
