@@ -119,11 +119,12 @@ def table(runs: dict[str, dict], parts: dict[str, tuple[str, ...]]) -> str:
         lines.append(f"| {ROWS[name, method]} | {means(reps, method)} | "
                      + (" ".join(t + ("*" if significant(c) else "") for t, c in below.items()) or "none")
                      + f" | {interval(gain)} |")
-    n = len(items(base, ood, "zero-shot"))
-    lines += ["", f"Variants against each other on the pooled out-of-domain items ({n} items):", ""]
-    for a, b in PAIRS:
-        if a in rows and b in rows:
-            lines.append(f"- {ROWS[a]} − {ROWS[b]}: {interval(paired(pooled(runs, a, ood), pooled(runs, b, ood)))}")
+    pairs = [(a, b) for a, b in PAIRS if a in rows and b in rows]
+    if pairs:
+        n = len(items(base, ood, "zero-shot"))
+        lines += ["", f"Variants against each other on the pooled out-of-domain items ({n} items):", ""]
+    for a, b in pairs:
+        lines.append(f"- {ROWS[a]} − {ROWS[b]}: {interval(paired(pooled(runs, a, ood), pooled(runs, b, ood)))}")
     return "\n".join(lines) + "\n"
 
 

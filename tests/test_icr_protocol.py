@@ -41,3 +41,5 @@ def test_a_row_per_variant_that_ran_and_the_pairs_between_them():
     pooled = paired(elicit["b"] + elicit["c"], icr["b"] + icr["c"])
     assert f"ELICIT, paper-protocol library − ICR, paper-protocol router: {100 * pooled['diff']:+.1f}" in text
     assert "shipped" not in text and "random basis" not in text  # pairs only between variants that ran
+    alone = icr_protocol.table({"paper-protocol": run("icr", icr)}, PARTS)
+    assert "against each other" not in alone
