@@ -49,7 +49,8 @@ def is_group(source: TaskSource) -> bool:
 def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
     """{name: built-in name, file, spec or Task} for built-in task names, task files, folders of them, dataset
     specs (`hf:NAME`), groups of specs and `Task`s. A task is named by its file's stem (a spec by its name, a `Task`
-    by its name), which names its results too, so two may not share one."""
+    by its name), which names its results too, so two different ones may not share one; the same one asked for
+    twice (a spec in two groups) runs once."""
     found: list[tuple[str, str | Task]] = []
     for item in sources:
         path = Path(item) if not isinstance(item, Task) else None
@@ -66,9 +67,9 @@ def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
             found += [(f.stem, str(f)) for f in files]
         else:
             found.append((path.stem if path.suffix in TASK_SUFFIXES else str(item), str(item)))
-    out = dict(found)
-    if len(out) < len(found):
-        twice = sorted({name for name, _ in found if sum(n == name for n, _ in found) > 1})
+    out: dict[str, str | Task] = {}
+    twice = sorted({name for name, src in found if out.setdefault(name, src) != src})
+    if twice:
         raise TaskError("task.named_twice", names=", ".join(twice))
     return out
 

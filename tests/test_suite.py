@@ -39,6 +39,11 @@ def test_tasks_are_builtin_names_files_or_folders(tmp_path):
         suite.task_sources([tmp_path])
 
 
+def test_a_spec_in_two_groups_runs_once():
+    both = suite.task_sources(["icr-paper", "i2cl-paper", "hf:sst2"])
+    assert len(both) == 16 and both["sst2"] == "hf:sst2"  # five of I2CL's nine are in the ICR paper's group
+
+
 @pytest.mark.slow
 def test_an_interrupted_suite_does_only_the_rest_when_restarted(tiny_checkpoint, tmp_path, monkeypatch, capsys):
     """Killed during its second task × seed, a suite restarted runs only that one and reports as a suite never
