@@ -48,6 +48,10 @@ class Task:
     test_examples: tuple[Example, ...] = ()
     template: Template | None = None
 
+    def prompt(self, template: Template | None = None) -> Template:
+        """The prompt the task is asked in: `template` when one is given, else its own, else the default."""
+        return template or self.template or Template()
+
     @property
     def labels(self) -> list[str]:
         """Distinct outputs in order of first appearance (the label set of a classification task)."""

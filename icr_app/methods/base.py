@@ -38,7 +38,7 @@ class Answering:
         answers = [answer_text(y) for y in dict.fromkeys(task.outputs)]  # distinct, one batched call
         longest = max(map(len, lm.tokenizer(answers, add_special_tokens=False)["input_ids"]))
         labels = (labels or task.labels) if task.kind == "classification" else []
-        return cls(task.kind, tuple(labels), template or task.template or Template(),
+        return cls(task.kind, tuple(labels), task.prompt(template),
                    min(longest + 2, MAX_NEW_TOKENS))
 
 

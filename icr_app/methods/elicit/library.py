@@ -163,14 +163,13 @@ def build_entry(lm: LoadedModel, task: Task, cfg: LibraryConfig, template: Templ
                 progress: Progress) -> Entry:
     """A domain's vector at every block, the sweep that picks the block, and its prompts and queries, in
     `template`, else the domain's own prompt (a dataset spec's), else the default one."""
-    template = template or task.template or Template()
     train, _ = split(task, cfg.holdout, cfg.split_seed, min_train=SHOTS)
     pool = list(train.examples)
     random.Random(cfg.seed).shuffle(pool)
     n_val = max(1, min(cfg.val_size, len(pool) // 2))
     val, source = pool[:n_val], Task(task.name, tuple(pool[n_val:]), task.kind)
     n_demos = min(cfg.n_demos, len(source.examples) - 1)
-    prompts = sample_icl_prompts(source, template, cfg.n_prompts, n_demos, cfg.seed)
+    prompts = sample_icl_prompts(source, task.prompt(template), cfg.n_prompts, n_demos, cfg.seed)
     means = last_token_means(lm, prompts, blocks(lm), "output", cfg.forward_batch, progress,
                              f"ELICIT library: {task.name} prompts")
     states = torch.stack([means[layer] for layer in range(lm.n_layers)])
@@ -263,7 +262,7 @@ def build_library(lm: LoadedModel, tasks: list[Task], cfg: LibraryConfig | None 
         "config": asdict(cfg), "encoder": encoder_name,
         "n_training_queries": len(query_emb), "n_pairs": len(pairs), "n_held_out": len(held),
         "held_out_top1": float((scores.argmax(-1) == own).float().mean()),
-        "templates": [asdict(template or t.template or Template()) for t in tasks],
+        "templates": [asdict(t.prompt(template)) for t in tasks],
         "dtype": dtype_name(lm.dtype), "build_s": time.perf_counter() - t0,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     return library

@@ -66,7 +66,7 @@ def icl_prompts(task: Task, n_prompts: int, demos_per_class: int = 5, max_demos:
     """Few-shot prompts: class-balanced demonstrations (5 per class, capped for the CPU) then a fresh query."""
     per_class = demos_per_class * len(task.labels) if task.kind == "classification" else demos_per_class
     k = min(per_class, max_demos, len(task.examples) - 1)
-    return sample_icl_prompts(task, template or task.template or Template(), n_prompts, k, seed)
+    return sample_icl_prompts(task, task.prompt(template), n_prompts, k, seed)
 
 
 @torch.no_grad()

@@ -166,7 +166,7 @@ def training_examples(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, enco
         train, _ = split(task, cfg.holdout, cfg.split_seed, min_train=SHOTS)
         picked = rng.sample(list(train.examples), min(cfg.examples_per_domain, len(train.examples)))
         chosen += picked
-        prompts += [(template or task.template or Template()).zero_shot(e.input) for e in picked]
+        prompts += [task.prompt(template).zero_shot(e.input) for e in picked]
         candidates += [ce_candidates(lm, task, cfg.ce)] * len(picked)
     targets = torch.tensor([first_token_id(lm, e.output) for e in chosen])
     emb = encoder([e.input for e in chosen]).float().cpu()
