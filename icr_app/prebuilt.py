@@ -44,10 +44,8 @@ def folder(lm: LoadedModel, task: str, root: Path | None = None) -> Path:
 
 
 def stateful() -> list[str]:
-    """The registered methods that learn from the examples and can be saved, but not fine-tuning: a LoRA
-    adapter is megabytes per task, too much to ship for every built-in task, so the app builds it on demand."""
-    return [name for name, spec in REGISTRY.items()
-            if not spec.instant and spec.artefact is not None and spec.kind != "fine-tuning"]
+    """The registered methods that learn from the examples and can be saved."""
+    return [name for name, spec in REGISTRY.items() if not spec.instant and spec.artefact is not None]
 
 
 def load_methods(lm: LoadedModel, task: str, root: Path | None = None) -> dict[str, Method]:

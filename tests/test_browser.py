@@ -42,6 +42,8 @@ from icr_app.methods import REGISTRY
 from icr_app.methods.elicit import library as elicit_library
 from icr_app.methods.elicit import method as elicit_method
 from icr_app.methods.icr import method as icr_method
+from icr_app.methods.lora.artefact import LoraState
+from icr_app.methods.lora.config import LoraConfig
 from icr_app.methods.site.artefact import load_site
 from icr_app.methods.site.method import SiteConfig
 from icr_app.prebuilt import example_query
@@ -50,7 +52,8 @@ pytestmark = pytest.mark.slow  # Chromium
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
-SMALL = {"site": SiteConfig(n_prompts=4, n_demos=3, steps=6, batch_size=8, eval_every=3, patience=2, max_examples=24)}
+SMALL = {"site": SiteConfig(n_prompts=4, n_demos=3, steps=6, batch_size=8, eval_every=3, patience=2, max_examples=24),
+         "lora": LoraConfig(steps=4, batch_size=8, max_examples=24, eval_every=2, patience=4)}
 # Smaller defaults for the views the tiny model ships (the app's sliders start from them too).
 VIEW_DEFAULTS = {"n_prompts": 3, "shots": 2, "seed": 0, "k": 2, "n_test": 8}
 
@@ -168,12 +171,18 @@ def test_prebuilt_method_tabs(page, lm, tab, tmp_path):
     page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
 
 
-def test_lora_tab(page, tmp_path):
-    """LoRA is not shipped prebuilt: its tab fine-tunes on the task, then draws the training curve."""
-    page.get_by_role("tab", name="LoRA (explicit fine-tuning)", exact=True).click()
+def test_lora_tab(page, lm, tmp_path):
+    """The prebuilt adapter's training curve draws at once; the tab fine-tunes again on the task with its own
+    settings, and the new adapter replaces it."""
+    open_tab(page, "LoRA (explicit fine-tuning)")
+    assert all(plots_have_data(page))
+    shipped = LoraState.load(save(page, "download this LoRA adapter (safetensors)", tmp_path), lm)
+    assert len(shipped.meta.curve.train_loss) == SMALL["lora"].steps  # the prebuilt one, with the small config
     set_number(page, "at most this many training steps", 10)
     page.get_by_role("button", name="Fine-tune LoRA").click()
-    page.wait_for_function(f"({PLOTS_WITH_DATA})().filter(x => x).length >= 2", timeout=TIMEOUT)
+    page.get_by_text("10 steps", exact=False).first.wait_for(timeout=TIMEOUT)
+    tuned = LoraState.load(save(page, "download this LoRA adapter (safetensors)", tmp_path), lm)
+    assert tuned.meta.task == "sentiment" and len(tuned.meta.curve.train_loss) == 10
     assert all(plots_have_data(page))
     page.screenshot(path=str(tmp_path / "lora.png"), full_page=True)
 

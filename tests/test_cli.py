@@ -142,8 +142,8 @@ def test_an_unknown_preset_is_refused_before_the_model_loads(command, capsys):
 
 
 def test_prebuild_refuses_a_method_it_does_not_ship_before_the_model_loads(capsys):
-    assert main(["prebuild", "--methods", "site,lora", "--model", "no-such-model"]) == 2
-    assert "not prebuildable: lora" in capsys.readouterr().err
+    assert main(["prebuild", "--methods", "site,icr", "--model", "no-such-model"]) == 2
+    assert "not prebuildable: icr" in capsys.readouterr().err
 
 
 def test_prebuild_passes_the_tasks_and_methods_asked_for(tiny_checkpoint, tmp_path, monkeypatch):

@@ -25,9 +25,10 @@ if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium;
 expect = pytest.importorskip("playwright.sync_api").expect
 
 DEFAULT_PANELS = ("zero-shot", "few-shot", "site", "icr")
-# Tabs drawn from what ships on Gemma (methods built by `prebuild`, every view); the function vector and I2CL
-# ship for no model, and LoRA fine-tunes when asked.
-SHIPPED_TABS = ("tour", "site.tab", "icr.tab", "tv.tab", "icv.tab", "anchors.tab", "rank1.tab", "evaluate.tab")
+# Tabs drawn from what ships on Gemma (methods built by `prebuild`, ELICIT's library, every view); the function
+# vector, I2CL and LoRA ship for the default model only so far, and build here when asked.
+SHIPPED_TABS = ("tour", "site.tab", "icr.tab", "tv.tab", "ltv.tab", "icv.tab", "elicit.tab", "anchors.tab",
+                "rank1.tab", "evaluate.tab")
 
 
 @pytest.fixture(scope="module")

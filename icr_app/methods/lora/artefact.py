@@ -58,7 +58,8 @@ def config_from_json(stored: dict[str, Any]) -> LoraConfig:
 
 @dataclass
 class LoraState(BuiltState):
-    """The adapter tensors (peft's LoRA A/B state dict, fp32 on CPU), its peft config as JSON, and the model.
+    """The adapter tensors (peft's LoRA A/B state dict, fp32 on CPU, each value an fp16 one: the file keeps
+    them in fp16), its peft config as JSON, and the model.
 
     Its tensors are named and shaped by peft, not declared here: merging checks them against the model's layers."""
 
@@ -77,7 +78,7 @@ class LoraState(BuiltState):
         return sum(t.numel() for t in self.tensors.values())
 
     def stored_tensors(self) -> dict[str, torch.Tensor]:
-        return self.tensors
+        return {k: v.half() for k, v in self.tensors.items()}
 
     def n_trained(self) -> int:
         return self.n_parameters  # every adapter tensor is trained
@@ -89,6 +90,6 @@ class LoraState(BuiltState):
     def from_artefact(cls, art: Artefact) -> LoraState:
         peft = art.meta["peft"]
         config_from_json(peft)
-        return cls(tensors=art.tensors, peft=peft, meta=LoraMeta.from_json(art.meta["meta"]),
-                   fingerprint=art.fingerprint)
+        return cls(tensors={k: v.float() for k, v in art.tensors.items()}, peft=peft,
+                   meta=LoraMeta.from_json(art.meta["meta"]), fingerprint=art.fingerprint)
 

@@ -31,6 +31,7 @@ other jobs; BENCHMARKS.md has the tables):
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -163,7 +164,9 @@ def build(ctx: BuildContext, s: LoraConfig) -> LoraMethod:
     zero_shot = Method(private, answering)
     curve = train_adapter(peft_model, AnswerSet(private, zero_shot, fit), AnswerSet(private, zero_shot, val), s, seed,
                           progress)
-    tensors = {k: v.detach().float().cpu().clone() for k, v in get_peft_model_state_dict(peft_model).items()}
+    # rounded to fp16 and kept so: the file stores them in fp16 exactly (half the bytes; a prebuilt adapter is
+    # one per built-in task and model), and the adapter answering here is the one a saved file answers with
+    tensors = {k: v.detach().cpu().half().float() for k, v in get_peft_model_state_dict(peft_model).items()}
     meta = LoraMeta(task=train.name, **built_fields(lm, answering), curve=curve, n_fit=len(fit), n_val=len(val),
                     build_s=time.perf_counter() - t0, seed=seed)
     # peft records where the weights came from (a local cache path here): name the model instead
@@ -183,9 +186,11 @@ class LoraMethod(StatefulMethod):
     STATE = LoraState
     state: LoraState
 
-    def __init__(self, lm: LoadedModel, adapter: LoraState) -> None:
-        super().__init__(lm, adapter)
-        self.tuned = Method(merged_model(lm, adapter), self.answering)
+    @functools.cached_property
+    def tuned(self) -> Method:
+        """Made at the first answer, not when the adapter is loaded: the page loads a task's prebuilt adapter
+        when the task is picked, and its answer to the one-click query is shipped, so most picks never merge."""
+        return Method(merged_model(self.lm, self.state), self.answering)
 
     def predict(self, queries: list[str], batch_size: int = 16, progress: Progress = no_progress,
                 ) -> list[Prediction]:
