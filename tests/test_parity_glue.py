@@ -3,6 +3,7 @@ it says (no authors' code needed)."""
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import torch
 
 from icr_app.core.tasks import builtin_task, split
 from icr_app.methods.site.method import SiteConfig, _holdout
+from icr_app.methods.task_vector import TaskVectorConfig, holdout
 
 PARITY = Path(__file__).parents[1] / "bench" / "parity"
 
@@ -21,13 +23,15 @@ def _load(name: str):
     return module
 
 
+sys.path.insert(0, str(PARITY))  # the comparisons import each other's helpers, as they do when run as scripts
 handover = _load("handover")
 compare = _load("compare_site")
+compare_tv = _load("compare_tv")
 
 
 def test_handed_over_split_is_the_eval_split_cut_as_site_cuts_it():
     task = builtin_task("antonyms", kind="open")
-    files = handover.task_files(task, n_test=12, seed=3, site=SiteConfig())
+    files = handover.task_files(task, n_test=12, seed=3, method="site")
     train, test = split(task, 12, 3, min_train=10)  # evaluate's call: min_train = max(2, SHOTS)
     fit, val = _holdout(train, SiteConfig(), 3)
     assert files["test"] == [{"input": e.input, "output": e.output} for e in test.examples]
@@ -89,3 +93,69 @@ def test_table_row_reads_the_summary():
     units = [_unit("a", [True] * 3, [False] * 3), _unit("a", [True, True, False], [False, False, False])]
     row = compare.table_row("a", compare.summary(units))
     assert row == "| SITE | a | 6 | 0.83 | 0.83 | 0.00 | 0.06 | 0.83 | 0.50 / 0.40 | 0.70 / 0.60 | 1/6 |"
+
+
+def test_handed_over_task_vector_split_is_cut_as_its_build_cuts_it():
+    task = builtin_task("antonyms", kind="open")
+    files = handover.task_files(task, n_test=12, seed=3, method="task-vector")
+    train, test = split(task, 12, 3, min_train=10)
+    source, val = holdout(train, TaskVectorConfig().val_size, 3)
+    assert files["test"] == [{"input": e.input, "output": e.output} for e in test.examples]
+    assert [r["input"] for r in files["train"]] == [e.input for e in source.examples]
+    assert [r["input"] for r in files["valid"]] == [e.input for e in val]
+    used = [r["input"] for part in files.values() for r in part]
+    assert len(used) == len(set(used)) == len(task.examples)
+
+
+def _tv_unit(ours: list[bool], authors: list[bool], layers: tuple[int, int, int], spearman: float) -> dict:
+    hits = {side: ours for side in compare_tv.SIDES}
+    hits |= {"authors task-vector": authors, "authors few-shot": authors, "authors zero-shot": ours}
+    return {"task": "a", "hits": hits, "replayed items that agree": len(ours),
+            "layer": dict(zip(("ours", "ours reseeded", "theirs"), layers)),
+            "curve": {"spearman": spearman}, "curve reseeded": {"spearman": 0.9}, "cosine at our layer": 0.99}
+
+
+def test_task_vector_summary_and_row():
+    units = [_tv_unit([True] * 3, [False] * 3, (20, 21, 22), 0.5),
+             _tv_unit([True, True, False], [False, False, False], (20, 20, 23), 0.7)]
+    out = compare_tv.summary(units)
+    assert out["n"] == 6 and out["first-token accuracy"]["ours"] == pytest.approx(5 / 6)
+    assert out["ours vs authors"]["p_mcnemar"] == pytest.approx(2 / 32)
+    assert out["layers (ours, reseeded, theirs)"] == [[20, 21, 22], [20, 20, 23]]
+    row = compare_tv.table_row("a", out)
+    assert row == ("| task vector | a | 6 | 0.83 | 0.83 | 0.00 | 0.06 | 0.83 | 0.83 | 20, 21 / 22; 20, 20 / 23 | "
+                   "0.60 / 0.90 | 0.990 | 6/6 |")
+
+
+def test_task_vector_at_another_layer_patches_that_vector_there(lm):
+    from icr_app.methods import build_method
+
+    task = builtin_task("antonyms", kind="open")
+    ours = build_method(lm, task, "task-vector", TaskVectorConfig(n_prompts=2, n_demos=2, val_size=2))
+    theta = torch.randn(lm.model.config.hidden_size)
+    moved = compare_tv.at_layer(ours, theta, 0)
+    assert moved.state.meta.layer == 0 and torch.equal(moved.vector, theta)
+    assert not torch.equal(ours.vector, theta)  # the built method is left as it was
+
+
+units_glue = _load("units")
+
+
+def test_units_resume_and_report_per_task_and_pooled(tmp_path, capsys):
+    calls = []
+
+    def compare(name: str) -> dict:
+        calls.append(name)
+        return {"unit": name, "task": name.split("-")[0], "hit": len(name)}
+
+    (tmp_path / "m" / "a-s0").mkdir(parents=True)
+    (tmp_path / "m" / "a-s0" / "compare.json").write_text(json.dumps({"unit": "a-s0", "task": "a", "hit": 1}))
+    for name in ("a-s1", "b-s0"):
+        (tmp_path / "m" / name).mkdir()
+    units = units_glue.compared(tmp_path, "m", ["a-s0", "a-s1", "b-s0"], compare, lambda u: str(u["hit"]))
+    assert calls == ["a-s1", "b-s0"] and [u["hit"] for u in units] == [1, 4, 4]  # the finished unit is read back
+    out = units_glue.report(tmp_path, "m", units, lambda us: {"n": len(us)}, lambda task, s: f"| {task} | {s['n']} |")
+    assert out == {"a": {"n": 2}, "b": {"n": 1}, "all": {"n": 3}}
+    assert json.loads((tmp_path / "m" / "summary.json").read_text()) == out
+    assert "| a | 2 |\n| b | 1 |\n| all | 3 |" in capsys.readouterr().out
+    assert units_glue.mean([1.0, float("nan"), 3.0]) == 2.0  # a constant curve's undefined correlation is left out

@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 from scipy.stats import pearsonr, spearmanr
+from units import compared, mean, report
 
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.scoring import exact_match, first_token_id
@@ -132,14 +133,10 @@ def table_row(task: str, s: dict) -> str:
     """docs/fidelity.md's row for one task's summary: first-token accuracies, the paired p, α agreement (and the
     reseeded yardstick), how many items their α in our SITE scores as their code does."""
     acc = s["first-token accuracy"]
-
-    def mean(key: str) -> float:
-        return sum(s[key]) / len(s[key])
-
     return (f"| SITE | {task} | {s['n']} | {acc['zero-shot']:.2f} | {acc['ours']:.2f} | {acc['authors']:.2f} | "
             f"{s['ours vs authors']['p_mcnemar']:.2f} | {acc['ours reseeded']:.2f} | "
-            f"{mean('alpha pearson'):.2f} / {mean('alpha spearman'):.2f} | "
-            f"{mean('alpha pearson, ours reseeded'):.2f} / {mean('alpha spearman, ours reseeded'):.2f} | "
+            f"{mean(s['alpha pearson']):.2f} / {mean(s['alpha spearman']):.2f} | "
+            f"{mean(s['alpha pearson, ours reseeded']):.2f} / {mean(s['alpha spearman, ours reseeded']):.2f} | "
             f"{s['theirs in ours items that agree']}/{s['n']} |")
 
 
@@ -152,23 +149,16 @@ def main() -> None:
                     help="ours keeps its final α as the authors' code does, not the best validated one")
     args = ap.parse_args()
     lm = load_model(args.model)
-    units, suffix = [], "-last" if args.keep_last else ""
-    for unit in args.units:
-        path = args.run / "site" / unit / f"compare{suffix}.json"
-        if not path.is_file():  # a finished unit is kept, so a run resumes
-            path.write_text(json.dumps(compare_unit(lm, args.run, unit, args.keep_last), indent=1))
-        units.append(json.loads(path.read_text()))
-        u = units[-1]
-        print(f"{unit}: alpha pearson {u['alpha']['pearson']:.3f} spearman {u['alpha']['spearman']:.3f} "
-              f"(ours reseeded: {u['alpha_reseeded']['pearson']:.3f}, {u['alpha_reseeded']['spearman']:.3f}), "
-              f"t cosine {u['t_cosine']:.3f} (reseeded {u['t_cosine_reseeded']:.3f}), probe {u['probe']}")
-    tasks = sorted({u["task"] for u in units})
-    report = {task: summary([u for u in units if u["task"] == task]) for task in tasks}
-    report["all"] = summary(units)
-    print(json.dumps(report, indent=1))
-    print("\n".join(table_row(task, s) for task, s in report.items()))
-    (args.run / "site" / f"summary{suffix}.json").write_text(json.dumps(report, indent=1))
+    suffix = "-last" if args.keep_last else ""
 
+    def describe(u: dict) -> str:
+        return (f"alpha pearson {u['alpha']['pearson']:.3f} spearman {u['alpha']['spearman']:.3f} "
+                f"(ours reseeded: {u['alpha_reseeded']['pearson']:.3f}, {u['alpha_reseeded']['spearman']:.3f}), "
+                f"t cosine {u['t_cosine']:.3f} (reseeded {u['t_cosine_reseeded']:.3f}), probe {u['probe']}")
+
+    units = compared(args.run, "site", args.units, lambda unit: compare_unit(lm, args.run, unit, args.keep_last),
+                     describe, f"compare{suffix}.json")
+    report(args.run, "site", units, summary, table_row, f"summary{suffix}.json")
 
 if __name__ == "__main__":
     main()

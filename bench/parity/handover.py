@@ -6,10 +6,11 @@ writes, under --out:
 - `<model>/` (e.g. `smollm2-135m/`): the model's checkpoint as transformers 4.x reads it. ICL Lab's cached copy
   was written by transformers 5, whose config keeps the RoPE base under `rope_parameters` (4.x would silently
   fall back to its default base) and names a tokenizer class 4.x does not know. The weights are linked, not copied.
-- `data/<task>-s<seed>/{train,valid,test}.json`: ICL Lab's seeded `eval` split (the same `split` call and
-  arguments as `icr_app.evaluation.evaluate`), the training part cut as SITE cuts it (`_holdout`: what it fits
-  on, what it validates on), each a list of {"input", "output"} records, the format SITE's and the function
-  vectors' code read; `split.json` beside them records the arguments.
+- `data/<task>-s<seed>[-tv]/{train,valid,test}.json`: ICL Lab's seeded `eval` split (the same `split` call and
+  arguments as `icr_app.evaluation.evaluate`), the training part cut as the method's build cuts it (`--method`:
+  SITE's `_holdout`, what it fits on and what it validates on; the task vector's `holdout`, what its prompts are
+  drawn from and what chooses its layer, in folders ending `-tv`), each a list of {"input", "output"} records,
+  the format SITE's and the function vectors' code read; `split.json` beside them records the arguments.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from icr_app.core.models import load_model
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import Example, Task, builtin_task, split
 from icr_app.methods.site.method import SiteConfig, _holdout
+from icr_app.methods.task_vector import TaskVectorConfig, holdout
 
 TOKENIZER_V4 = "PreTrainedTokenizerFast"  # the class transformers 4.x builds from a bare tokenizer.json
 
@@ -31,12 +33,21 @@ def records(examples: list[Example] | tuple[Example, ...]) -> list[dict[str, str
     return [{"input": e.input, "output": e.output} for e in examples]
 
 
-def task_files(task: Task, n_test: int, seed: int, site: SiteConfig) -> dict[str, list[dict[str, str]]]:
+def cut(method: str, train: Task, seed: int) -> tuple[tuple[Example, ...], list[Example]]:
+    """The training part as `method`'s build cuts it: (what it learns from, what it validates on)."""
+    if method == "site":
+        fit, val = _holdout(train, SiteConfig(), seed)  # reads max_examples and val_fraction, shared by presets
+        return tuple(fit), list(val)
+    source, val = holdout(train, TaskVectorConfig().val_size, seed)
+    return source.examples, val
+
+
+def task_files(task: Task, n_test: int, seed: int, method: str) -> dict[str, list[dict[str, str]]]:
     """{"train", "valid", "test"} records of ICL Lab's split of `task`: test as `evaluate` draws it; train and
-    valid as SITE's build cuts the training part (fit, validation)."""
+    valid as `method`'s build cuts the training part."""
     train, test = split(task, n_test, seed, min_train=max(2, SHOTS))
-    fit, val = _holdout(train, site, seed)
-    return {"train": records(fit), "valid": records(val), "test": records(test.examples)}
+    learn, val = cut(method, train, seed)
+    return {"train": records(learn), "valid": records(val), "test": records(test.examples)}
 
 
 def v4_config(config: dict) -> dict:
@@ -73,17 +84,19 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--n-test", type=int, default=24)
     ap.add_argument("--model", default="smollm2-135m")
+    ap.add_argument("--method", choices=("site", "task-vector"), default="site",
+                    help="whose build's cut of the training part to hand over")
     args = ap.parse_args()
     write_checkpoint(Path(load_model(args.model).model.name_or_path), args.out / args.model)
-    site = SiteConfig()  # the holdout reads max_examples and val_fraction, which every SITE preset shares
     for name in args.tasks:
         task = builtin_task(name, kind="open")  # scored on the full vocabulary, as the authors' code scores
         for seed in args.seeds:
-            folder = args.out / "data" / f"{name}-s{seed}"
+            folder = args.out / "data" / f"{name}-s{seed}{'-tv' if args.method == 'task-vector' else ''}"
             folder.mkdir(parents=True, exist_ok=True)
-            for part, rows in task_files(task, args.n_test, seed, site).items():
+            for part, rows in task_files(task, args.n_test, seed, args.method).items():
                 (folder / f"{part}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1))
-            meta = {"task": name, "kind": "open", "seed": seed, "n_test": args.n_test, "min_train": max(2, SHOTS)}
+            meta = {"task": name, "kind": "open", "seed": seed, "n_test": args.n_test, "min_train": max(2, SHOTS),
+                    "method": args.method}
             (folder / "split.json").write_text(json.dumps(meta, indent=1))
             print(f"{folder}: " + ", ".join(f"{p} {len(json.loads((folder / f'{p}.json').read_text()))}"
                                             for p in ("train", "valid", "test")))

@@ -29,6 +29,17 @@ from safetensors.torch import save_file
 STEPS, LR, PROMPTS, SHOTS = 400, 0.2, 50, 10  # eval_scripts/eval_site.sh
 
 
+def unit_parser(description: str, model: str = "the checkpoint handover.py wrote",
+                task: str = "a folder under --data") -> argparse.ArgumentParser:
+    """The arguments every authors' runner takes: the model, the handed-over unit, where its results go."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--model", required=True, help=model)
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--task", required=True, help=task)
+    ap.add_argument("--out", type=Path, required=True)
+    return ap
+
+
 def _recording(fn, store: list):
     def wrapped(*args, **kwargs):
         out = fn(*args, **kwargs)
@@ -38,11 +49,7 @@ def _recording(fn, store: list):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--task", required=True, help="a folder under --data")
-    ap.add_argument("--out", type=Path, required=True)
+    ap = unit_parser(__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--steps", type=int, default=STEPS, help="training steps of α (they validate every 50)")
     args = ap.parse_args()
@@ -63,10 +70,11 @@ def main() -> None:
         is_eval=True, result_folder=str(args.out / "result"), cur_mode="both", experiment_name="parity",
         activation_path=str(args.out / "mean_activations"), alphas_path=str(args.out / "alphas" / "alphas.pt"),
         dataset_names=[args.task], lr=LR, epoch=args.steps, batch_size=1, test_batch_size=1, exact_match=False,
-        data_path=args.data)
+        data_path=str(args.data))
     site_eval.eval_site(run)
     # mode "both" scores each item with the injection first, then without (eval.py's loop)
-    probe = _probe(helpers[0], json.loads((Path(args.data) / args.task / "test.json").read_text())[0]["input"])
+    first = json.loads((args.data / args.task / "test.json").read_text())[0]["input"]
+    probe = probe_logits(helpers[0].model, helpers[0].tokenizer, first)
     items = {"site": [bool(h) for h in hits[0::2]], "zero-shot": [bool(h) for h in hits[1::2]], "probe": probe,
              "settings": {k: v for k, v in vars(run).items() if isinstance(v, (int, float, str, bool))}}
     (args.out / "items.json").write_text(json.dumps(items, indent=1))
@@ -75,12 +83,12 @@ def main() -> None:
     print(json.dumps({k: sum(v) / len(v) for k, v in items.items() if k in ("site", "zero-shot")}))
 
 
-def _probe(helper, query: str) -> dict:
+def probe_logits(model, tokenizer, query: str) -> dict:
     """The zero-shot prompt's last-token logits, top 5, to check both sides run the same model on the same text."""
     prompt = f"Input: {query}\nOutput:"
-    enc = helper.tokenizer(prompt, return_tensors="pt")
+    enc = tokenizer(prompt, return_tensors="pt")
     with torch.no_grad():
-        logits = helper.model(**enc).logits[0, -1].float()
+        logits = model(**enc).logits[0, -1].float()
     top = logits.topk(5)
     return {"prompt": prompt, "ids": top.indices.tolist(), "logits": top.values.tolist(),
             "input_ids": enc.input_ids[0].tolist()}

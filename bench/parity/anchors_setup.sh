@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# The "label words are anchors" authors' code (lancopku/label-words-are-anchors) at a pinned commit, in a virtual
+# environment of its own, with the changes it needs to run on the CPU, on a Llama checkpoint and on ICL Lab's
+# hand-over (bench/parity/README.md says why each is needed).
+#   MIRROR=<bare git dir of lancopku/label-words-are-anchors> bench/parity/anchors_setup.sh
+set -euo pipefail
+COMMIT=74b58040999c23285e4a1d221309398f14b0fe57  # lancopku/label-words-are-anchors, 2024-02-06, the newest
+SRC=${PARITY_SRC:-/work/parity-src}
+VENV=${PARITY_ANCHORS_VENV:-/work/venvs/parity-anchors}
+A="$SRC/anchors"
+
+rm -rf "$A"
+mkdir -p "$A"
+# their package and the saliency script only: the notebooks and the other experiments are not run here
+git --git-dir="$MIRROR" archive "$COMMIT" icl attention_attr.py LICENSE README.md requirements.txt | tar -x -C "$A"
+
+patched() {  # patched FILE COUNT PATTERN: the patch left COUNT lines matching PATTERN in FILE, or the setup stops
+  [ "$(grep -c -- "$3" "$A/$1")" = "$2" ] || { echo "patch did not apply to $1 ($3)" >&2; exit 1; }
+}
+
+# 1. CPU: attention_attr.py hands LMForwardAPI device='cuda:0', which moves the model there.
+sed -i "s/device='cuda:0',/device='cpu',/" "$A/attention_attr.py"
+patched attention_attr.py 1 "device='cpu',"
+
+# 2. The model: their loader, their argument check and their LM wrapper know 'gpt2-xl' and 'gpt-j-6b' only; an
+#    absolute path (ICL Lab's checkpoint) is let through, and their loader then reads it with from_pretrained
+#    (fp32, as ICL Lab loads it on the CPU), its tokenizer's pad token set to its eos as theirs is.
+sed -i "s/assert self.model_name in \['gpt2-xl', 'gpt-j-6b'\]/& or self.model_name.startswith('\/')/" \
+  "$A/icl/util_classes/arg_classes.py"
+patched icl/util_classes/arg_classes.py 1 "or self.model_name.startswith('/')"
+sed -i "s/if args.model_name in \['gpt2-xl', 'gpt-j-6b'\]:/if args.model_name in ['gpt2-xl', 'gpt-j-6b'] or args.model_name.startswith('\/'):/" \
+  "$A/icl/utils/prepare_model_and_tokenizer.py"
+patched icl/utils/prepare_model_and_tokenizer.py 1 "or args.model_name.startswith('/')"
+sed -i "s/assert model_name in \['gpt2-xl', 'gpt-j-6b'\]/& or model_name.startswith('\/')/" "$A/icl/lm_apis/lm_api_base.py"
+patched icl/lm_apis/lm_api_base.py 1 "or model_name.startswith('/')"
+#    Their tokenize_dataset truncates to get_max_length(tokenizer), which raises on a tokenizer whose config gives
+#    no usable model_max_length (ours: 1e30) and says to add it to their default_max_length_dict: done, for any
+#    absolute path, with 8192, the model's max_position_embeddings (no prompt here comes near it).
+sed -i "s/^    if tokenizer.name_or_path in default_max_length_dict:/    if tokenizer.name_or_path.startswith('\/'):\n        return 8192  # ICL Lab's SmolLM2-135M (bench\/parity): max_position_embeddings\n&/" \
+  "$A/icl/utils/data_wrapper.py"
+patched icl/utils/data_wrapper.py 1 "return 8192"
+
+# 3. The data: a task of their four (sst2, agnews, trec, emo) is a Hugging Face dataset, its label words and its
+#    template; ICL Lab's hand-over (compare_anchors.py handover) is a task 'icllab' whose records, label words and
+#    per-item demonstrations lie in the folder $ICLLAB_DATA: authors-{train,test}.json ({text, label} as their
+#    datasets have, the test items with their demonstrations' indices), labels.json (their label_dict's values).
+F=icl/util_classes/arg_classes.py
+sed -i "s/assert self.task_name in \['sst2', 'agnews', 'trec', 'emo'\]/assert self.task_name in ['sst2', 'agnews', 'trec', 'emo', 'icllab']/" "$A/$F"
+sed -i "s/^            label_dict = {0: ' Others', 1: ' Happy', 2: ' Sad', 3: ' Angry'}$/&\n        elif self.task_name == 'icllab':\n            label_dict = dict(enumerate(json.load(open(os.path.join(os.environ['ICLLAB_DATA'], 'labels.json')))))/" "$A/$F"
+sed -i "s/^import pickle$/import json\n&/" "$A/$F"
+patched "$F" 1 "'emo', 'icllab'"
+patched "$F" 1 "elif self.task_name == 'icllab':"
+patched "$F" 1 "^import json$"
+F=icl/utils/load_huggingface_dataset.py
+sed -i "s/^    if dataset is None:$/    elif task_name == 'icllab':  # ICL Lab's hand-over (bench\/parity\/compare_anchors.py handover)\n        dataset = [load_dataset('json', data_files=os.path.join(os.environ['ICLLAB_DATA'], f'authors-{s}.json'), split='train') for s in ('train', 'test')]\n&/" "$A/$F"
+patched "$F" 1 "elif task_name == 'icllab':"
+#    The prompt: ICL Lab's template, "Input: {x}\nOutput: {y}" with demonstrations separated by "\n\n", in place
+#    of theirs (e.g. sst2's "Review: {text}\nSentiment:{label}", separated by "\n"); the answer's leading space is
+#    in the label word (labels.json), as in theirs (' Positive'). Their wrappers differ only in the template, so
+#    icllab's is emo's with this template and separator.
+F=icl/utils/data_wrapper.py
+sed -i "s/^    'emo': 'Dialogue: {text}\\\\nEmotion:{label}',$/&\n    'icllab': 'Input: {text}\\\\nOutput:{label}',/" "$A/$F"
+sed -i "s/^    elif task_name == 'emo':$/    elif task_name == 'icllab':\n        return icllab_wrap_data(demonstrations, input_sample, label_dict)\n&/" "$A/$F"
+cat >> "$A/$F" <<'EOF'
+
+
+def icllab_wrap_data(demonstrations, input_sample, label_dict):  # emo_wrap_data, ICL Lab's template (bench/parity)
+    format_s = format_s_dict['icllab']
+    prompts = [format_s.format(text=sample['text'], label=label_dict[sample['label']]) for
+               sample in demonstrations]
+    inputs = format_s.format(text=input_sample['text'], label="")
+    if len(prompts) > 0:
+        inputs = "\n\n".join(prompts + [inputs])
+    return inputs
+EOF
+patched "$F" 1 "'icllab': 'Input: {text}\\\\nOutput:{label}',"
+patched "$F" 2 "icllab_wrap_data(demonstrations, input_sample, label_dict)"
+#    The label words' positions: their Predictor finds each label word's first token after the two tokens that end
+#    their template's answer prefix (sst2: 'Sentiment', ':'); ICL Lab's prefix ends 'Output', ':'.
+F=icl/util_classes/predictor_classes.py
+sed -i "s/^        elif task_name == 'emo':$/        elif task_name == 'icllab':\n            self.prefix_idxs = [tokenizer.encode('Output', add_special_tokens=False)[-1],\n                                tokenizer.encode(':', add_special_tokens=False)[0]]\n&/" "$A/$F"
+patched "$F" 1 "elif task_name == 'icllab':"
+#    The demonstrations: their script draws one per class for each test item (np.random.choice) and shuffles them
+#    with the run's seed; here each test item takes ICL Lab's, in ICL Lab's order (the 'demos' its record carries).
+F=attention_attr.py
+sed -i "s/^        demonstration_part = demonstration_part.shuffle(seed=seed)$/        demonstration_part = demonstration.select(test_sample[i]['demos']) if 'demos' in test_sample.column_names else demonstration_part.shuffle(seed=seed)  # ICL Lab's (bench\/parity)/" "$A/$F"
+patched "$F" 1 "demonstration.select(test_sample\[i\]\['demos'\])"
+
+# 4. The attention: their saliency hook (attentioner_for_attribution.py) replaces GPT-2's `_attn` with `gpt2_attn`,
+#    a copy of it that multiplies the post-softmax weights by the adapter's ones tensor P (whose gradient is the
+#    saliency). Llama attention has no `_attn`; from transformers 4.48 its eager path is the module-level
+#    `eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout)`. `llama_attn` is that
+#    function of transformers 4.51.3 with their adapter line added where gpt2_attn has it (after the softmax,
+#    before the dtype cast and dropout); `LlamaAttentionerManager` is their GPT2AttentionerManager over Llama's
+#    layers, and makes the model take the eager path (which also makes its mask a full 4-D causal mask).
+F=icl/analysis/attentioner_for_attribution.py
+cat >> "$A/$F" <<'EOF'
+
+
+def llama_attn(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    # transformers 4.51.3 modeling_llama.eager_attention_forward, with gpt2_attn's adapter line (bench/parity)
+    from transformers.models.llama.modeling_llama import repeat_kv
+    key_states = repeat_kv(key, module.num_key_value_groups)
+    value_states = repeat_kv(value, module.num_key_value_groups)
+
+    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
+        attn_weights = attn_weights + causal_mask
+
+    attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+
+    attn_weights = module.attention_adapter(attn_weights)
+
+    attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
+    attn_output = torch.matmul(attn_weights, value_states)
+    attn_output = attn_output.transpose(1, 2).contiguous()
+
+    return attn_output, attn_weights
+
+
+class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager for Llama (bench/parity)
+    def __init__(self, model: PreTrainedModel):
+        super().__init__(model)
+
+    def register_attentioner_to_model(self):
+        from transformers.models.llama import modeling_llama
+        modeling_llama.eager_attention_forward = llama_attn
+        self.model.config._attn_implementation = 'eager'
+        attention_adapters = []
+        for i, layer in enumerate(self.model.model.layers):
+            attention_adapter = AttentionAdapter()
+            layer.self_attn.attention_adapter = attention_adapter
+            attention_adapters.append(attention_adapter)
+        return attention_adapters
+EOF
+patched "$F" 1 "attn_weights = module.attention_adapter(attn_weights)"
+#    and attention_attr.py picks it for a Llama model, as it picks GPT2AttentionerManager for 'gpt2-xl'.
+F=attention_attr.py
+sed -i "s/^    attentionermanger = GPT2AttentionerManager(model.model)$/&\nelif model.model.config.model_type == 'llama':\n    attentionermanger = icl.analysis.attentioner_for_attribution.LlamaAttentionerManager(model.model)/" "$A/$F"
+patched "$F" 1 "LlamaAttentionerManager(model.model)"
+
+python3.11 -m venv "$VENV"
+"$VENV/bin/pip" install -q torch==2.13.0
+# Their pins (requirements.txt) where they install on Python 3.11: datasets 2.10.1, numpy 1.24.1, tqdm 4.65.0;
+# torch 2.13.0 (CPU wheel) for their 2.0.0+cu118. Their transformers is a 4.28 development build; 4.51.3 here:
+# its Llama attention goes through the module-level eager_attention_forward that the Llama hook above ports (4.48
+# on), its tokenizers (0.21) reads the model's tokenizer.json (4.40's cannot), and their Trainer, HfArgumentParser
+# and GPT-2 imports still work. accelerate 0.26.0: the oldest that 4.51's Trainer takes. Two pins their datasets
+# 2.10.1 needs today: pyarrow 15 (the newest pyarrow refuses numpy 1.x) and fsspec 2023.6.0 (from 2023.10 on,
+# datasets 2.10 cannot load a local JSON file: "Loading a dataset cached in a LocalFileSystem is not supported").
+"$VENV/bin/pip" install -q transformers==4.51.3 accelerate==0.26.0 datasets==2.10.1 numpy==1.24.1 tqdm==4.65.0 \
+  pyarrow==15.0.2 "fsspec[http]==2023.6.0" safetensors
+"$VENV/bin/python" -c "import datasets, transformers; print('anchors authors env ready:', transformers.__version__)"
