@@ -82,6 +82,14 @@ def test_calibration_lowers_its_loss(lm):
         assert not torch.equal(state.coef, coefficients(lm.n_layers, 0.1, 1.0))
 
 
+def test_paper_preset_calibrates_on_the_demonstrations_themselves(lm):
+    """i2cl@paper: the paper's 5 demonstrations per class are also its calibration prompts (2 per step)."""
+    paper = REGISTRY["i2cl"].presets["paper"][1]()
+    assert (paper.calibration_examples, paper.epochs, paper.batch_size, paper.loss) == (0, 100, 2, "vocabulary")
+    m = build_state(lm, builtin_task("sentiment"), "i2cl", replace(paper, epochs=1)).meta
+    assert m.n_demos == m.n_calibration == 2 * paper.demos_per_class and m.steps == 5 and m.loss == "vocabulary"
+
+
 def test_cosine_schedule_warms_up_then_decays_to_zero():
     f = cosine_with_warmup(100)
     assert f(0) == pytest.approx(0.2) and f(4) == pytest.approx(1.0)  # 5 warmup steps

@@ -71,7 +71,8 @@ class I2CLConfig:
     open_demos: int = field(default=16, metadata={
         "help": "demonstrations averaged into the context vectors on an open task"})
     calibration_examples: int = field(default=16, metadata={
-        "flag": "calibration", "help": "train examples whose zero-shot prompts calibrate the coefficients"})
+        "flag": "calibration", "help": "train examples whose zero-shot prompts calibrate the coefficients; 0 = the "
+                                       "demonstrations themselves (the paper)"})
     epochs: int = field(default=12, metadata={"help": "calibration epochs over those examples"})
     batch_size: int = field(default=4, metadata={"help": "prompts per calibration step"})
     lr: float = field(default=1e-2, metadata={"help": "AdamW peak learning rate of the coefficients"})
@@ -81,6 +82,14 @@ class I2CLConfig:
     loss: Literal["labels", "vocabulary"] = field(default="labels", metadata={
         "help": "first-token cross-entropy over the labels' first tokens (classification) or the whole "
                 "vocabulary (the paper); open tasks always use the vocabulary"})
+
+    @classmethod
+    def paper(cls) -> I2CLConfig:
+        return cls(calibration_examples=0, epochs=100, batch_size=2, loss="vocabulary")
+
+
+PAPER = ("the paper's recipe: 100 epochs of batches of 2 on the demonstrations themselves, the vocabulary's loss",
+         I2CLConfig.paper)
 
 
 def coefficients(n_layers: int, context: float, query: float) -> torch.Tensor:
@@ -206,7 +215,7 @@ def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CLMethod:
     rng = random.Random(seed)
     n_demos = cfg.demos_per_class * len(answering.labels) if classification else cfg.open_demos
     demos = sample_demos(train, n_demos, rng)
-    calibration = sample_demos(train, cfg.calibration_examples, rng)
+    calibration = demos if cfg.calibration_examples == 0 else sample_demos(train, cfg.calibration_examples, rng)
     if not demos or not calibration:
         raise ValueError("I2CL needs at least one training example")
     vectors = context_vectors(lm, demos, answering.template, progress)
