@@ -2,9 +2,11 @@
 
     PYTHONPATH=. python bench/latency.py --data ../shared/data/fv/sentiment.json --site FILE.safetensors [--reps 5]
     PYTHONPATH=. python bench/latency.py --data movie-review --icr-router icr_app/assets/icr/smollm2-135m
+    PYTHONPATH=. python bench/latency.py --data movie-review --method learned-task-vector
 
 Times `predict` on the same seeded test split, zero-shot then the method (SITE with `--site`, ICR with
-`--icr-router`), `reps` times, and prints the median per-query latency of each and the median of the
+`--icr-router`, any registered method with `--method`, built on the split's train part with its defaults), `reps`
+times, and prints the median per-query latency of each and the median of the
 per-round ratios. Latency does not depend on how good the artefact is, only on what it runs (SITE's hooks;
 ICR's sentence encoder, router and biased attention), so any artefact for this model will do.
 """
@@ -17,6 +19,7 @@ import time
 
 from icr_app.core.models import DEFAULT_MODEL, load_model
 from icr_app.core.tasks import load_task, split
+from icr_app.methods import build_method
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.router import ICRRouter
@@ -38,6 +41,7 @@ def main() -> None:
     which.add_argument("--site", help="a SITE artefact for this model")
     which.add_argument("--icr-router",
                        help="an ICR router folder for this model (icr_app/assets/icr/smollm2-135m: the shipped one)")
+    which.add_argument("--method", help="a registered method, built here on the split's train part with its defaults")
     p.add_argument("--model", default=DEFAULT_MODEL)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--n-test", type=int, default=100)
@@ -49,6 +53,8 @@ def main() -> None:
     zero = ZeroShotMethod(lm, answering)
     if args.site:
         name, method = "SITE", SiteMethod(lm, load_site(args.site, lm))
+    elif args.method:
+        name, method = args.method, build_method(lm, train, args.method, answering=answering, seed=0)
     else:
         name, method = "ICR", ICRMethod(lm, answering, ICRRouter.load(args.icr_router, lm))
     for m in (zero, method):
