@@ -23,7 +23,6 @@ row per task.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 import torch
 from compare_site import agreement, probe_gap
 from handover import records, write_checkpoint
-from units import by_task, compared
+from units import by_task, compared, handover_and_compare
 
 from icr_app.analyses.anchors.saliency import FLOWS, flow_scores, information_flow, task_prompts
 from icr_app.core.models import LoadedModel, load_model
@@ -157,17 +156,8 @@ def table_row(task: str, units: list[dict]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="command", required=True)
-    h = sub.add_parser("handover", help="write each task's and seed's unit folder")
-    h.add_argument("tasks", nargs="+", help="built-in classification tasks whose labels' first tokens differ")
-    h.add_argument("--seeds", type=int, nargs="+", default=[0])
-    h.add_argument("--n-test", type=int, default=24)
-    c = sub.add_parser("compare", help="compare the flows of units the authors' code ran on")
-    c.add_argument("units", nargs="+", help="folders under RUN/data, e.g. sentiment-s0-anchors")
-    for p in (h, c):
-        p.add_argument("--run", type=Path, required=True)
-        p.add_argument("--model", default="smollm2-135m")
+    ap, _ = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-anchors",
+                                 "built-in classification tasks whose labels' first tokens differ")
     args = ap.parse_args()
     lm = load_model(args.model)
     if args.command == "handover":

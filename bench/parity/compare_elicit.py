@@ -28,7 +28,6 @@ ours reseeded, the states ICL Lab reads from the authors' own 10 prompts against
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import time
@@ -39,7 +38,7 @@ import torch
 from compare_site import agreement, item_hits, probe_gap
 from handover import records, write_checkpoint
 from safetensors.torch import load_file
-from units import compared, mean, report
+from units import compared, handover_and_compare, mean, report
 
 from icr_app.core.capture import blocks, last_token_means
 from icr_app.core.models import LoadedModel, load_model
@@ -226,17 +225,7 @@ def table_row(task: str, s: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="command", required=True)
-    h = sub.add_parser("handover", help="write the splits and the checkpoint the authors' code reads")
-    h.add_argument("tasks", nargs="+", help="built-in task names")
-    h.add_argument("--seeds", type=int, nargs="+", default=[0])
-    h.add_argument("--n-test", type=int, default=N_TEST)
-    c = sub.add_parser("compare", help="build ours on the handed-over units and compare")
-    c.add_argument("units", nargs="+", help="folders under RUN/data, e.g. sentiment-s0-elicit")
-    for p in (h, c):
-        p.add_argument("--run", type=Path, required=True)
-        p.add_argument("--model", default="smollm2-135m")
+    ap, _ = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-elicit", "built-in task names", N_TEST)
     args = ap.parse_args()
     if args.command == "handover":
         handover(args.run, args.tasks, args.seeds, args.n_test, args.model)

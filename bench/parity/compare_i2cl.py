@@ -1,6 +1,6 @@
 """ICL Lab's I2CL beside its authors' code on the handed-over splits: accuracy item by item, and what was learnt.
 
-    PYTHONPATH=. python bench/parity/compare_i2cl.py handover --out /work/parity-run sentiment spam --seeds 0 1
+    PYTHONPATH=. python bench/parity/compare_i2cl.py handover --run /work/parity-run sentiment spam --seeds 0 1
     PYTHONPATH=. python bench/parity/compare_i2cl.py compare --run /work/parity-run sentiment-s0-i2cl ...
 
 `handover` writes ICL Lab's seeded `eval` split of each task (the same `split` call as `evaluate`), loaded as a
@@ -26,7 +26,6 @@ and demonstration texts, and the probe (same tokens and logits on one prompt).
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from dataclasses import replace
@@ -36,7 +35,7 @@ import torch
 from compare_site import agreement, mean_cosine, probe_gap
 from handover import records, write_checkpoint
 from safetensors.torch import load_file
-from units import compared, mean, report
+from units import compared, handover_and_compare, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.prompts import SHOTS
@@ -257,24 +256,12 @@ def their_demos(run: Path, units: list[str], model: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="command", required=True)
-    h = sub.add_parser("handover", help="write the model and the splits for i2cl_authors.py")
-    h.add_argument("tasks", nargs="+", help="built-in classification task names")
-    h.add_argument("--out", type=Path, required=True)
-    h.add_argument("--seeds", type=int, nargs="+", default=[0])
-    h.add_argument("--n-test", type=int, default=24)
-    c = sub.add_parser("compare", help="build ours on each unit and compare with the authors' run")
-    c.add_argument("units", nargs="+", help="folders under RUN/data, e.g. sentiment-s0-i2cl")
-    c.add_argument("--run", type=Path, required=True)
-    d = sub.add_parser("their-demos", help="ours calibrated on the authors' own demonstrations, as theirs is")
-    d.add_argument("units", nargs="+")
-    d.add_argument("--run", type=Path, required=True)
-    for p in (h, c, d):
-        p.add_argument("--model", default="smollm2-135m")
+    ap, sub = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-i2cl", "built-in classification task names")
+    unit_args(sub.add_parser("their-demos", help="ours calibrated on the authors' own demonstrations, as theirs is"),
+              "sentiment-s0-i2cl")
     args = ap.parse_args()
     if args.command == "handover":
-        handover(args.out, args.tasks, args.seeds, args.n_test, args.model)
+        handover(args.run, args.tasks, args.seeds, args.n_test, args.model)
     elif args.command == "compare":
         compare(args.run, args.units, args.model)
     else:

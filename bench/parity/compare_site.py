@@ -24,11 +24,10 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 from scipy.stats import pearsonr, spearmanr
-from units import compared, mean, report
+from units import compared, handed_split, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.scoring import exact_match, first_token_id
-from icr_app.core.tasks import builtin_task, split
 from icr_app.methods import build_method
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.site.method import SiteConfig, SiteMethod
@@ -75,12 +74,8 @@ def probe_gap(lm: LoadedModel, probe: dict) -> dict:
 def compare_unit(lm: LoadedModel, run: Path, unit: str, keep_last: bool = False) -> dict:
     """One unit's comparison; `keep_last`: ours validates only after its last step, so it keeps the final α
     unless that is worse than the start (what the authors' code keeps in effect, see docs/fidelity.md)."""
-    data, authors = run / "data" / unit, run / "site" / unit / "authors"
-    meta = json.loads((data / "split.json").read_text())
-    train, test = split(builtin_task(meta["task"], kind=meta["kind"]), meta["n_test"], meta["seed"],
-                        min_train=meta["min_train"])
-    if test.inputs != [r["input"] for r in json.loads((data / "test.json").read_text())]:
-        raise SystemExit(f"{unit}: the handed-over test items are not ICL Lab's split any more; rerun handover.py")
+    authors = run / "site" / unit / "authors"
+    meta, train, test = handed_split(run, unit)
     answering = Answering.of(lm, train)
     items = json.loads((authors / "items.json").read_text())
     steps = items["settings"]["epoch"]
@@ -141,10 +136,7 @@ def table_row(task: str, s: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("units", nargs="+", help="folders under RUN/data, e.g. sentiment-s0")
-    ap.add_argument("--run", type=Path, required=True)
-    ap.add_argument("--model", default="smollm2-135m")
+    ap = unit_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "sentiment-s0")
     ap.add_argument("--keep-last", action="store_true",
                     help="ours keeps its final α as the authors' code does, not the best validated one")
     args = ap.parse_args()

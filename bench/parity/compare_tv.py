@@ -24,11 +24,10 @@ from pathlib import Path
 import torch
 from compare_site import agreement, item_hits, probe_gap
 from safetensors.torch import load_file
-from units import compared, mean, report
+from units import compared, handed_split, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.scoring import first_token_id
-from icr_app.core.tasks import builtin_task, split
 from icr_app.methods import build_method
 from icr_app.methods.base import Answering
 from icr_app.methods.task_vector import TaskVectorConfig, TaskVectorMethod
@@ -53,12 +52,8 @@ def item_by_item(lm: LoadedModel, ours: TaskVectorMethod, hiddens: torch.Tensor,
 
 
 def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
-    data, authors = run / "data" / unit, run / "tv" / unit / "authors"
-    meta = json.loads((data / "split.json").read_text())
-    train, test = split(builtin_task(meta["task"], kind=meta["kind"]), meta["n_test"], meta["seed"],
-                        min_train=meta["min_train"])
-    if test.inputs != [r["input"] for r in json.loads((data / "test.json").read_text())]:
-        raise SystemExit(f"{unit}: the handed-over test items are not ICL Lab's split any more; rerun handover.py")
+    authors = run / "tv" / unit / "authors"
+    meta, train, test = handed_split(run, unit)
     answering = Answering.of(lm, train)
     items = json.loads((authors / "items.json").read_text())
     hiddens = load_file(str(authors / "learnt.safetensors"))["hiddens"]
@@ -116,10 +111,7 @@ def table_row(task: str, s: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("units", nargs="+", help="folders under RUN/data, e.g. sentiment-s0-tv")
-    ap.add_argument("--run", type=Path, required=True)
-    ap.add_argument("--model", default="smollm2-135m")
+    ap = unit_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "sentiment-s0-tv")
     args = ap.parse_args()
     lm = load_model(args.model)
 

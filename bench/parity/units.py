@@ -3,9 +3,47 @@ a run resumes), then summarise per task and pooled, print docs/fidelity.md's row
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
+
+from icr_app.core.tasks import Task, builtin_task, split
+
+
+def unit_args(ap: argparse.ArgumentParser, example: str) -> argparse.ArgumentParser:
+    """A comparison's arguments: the units (folders handed over under RUN/data), the run folder, the model."""
+    ap.add_argument("units", nargs="+", help=f"folders under RUN/data, e.g. {example}")
+    ap.add_argument("--run", type=Path, required=True)
+    ap.add_argument("--model", default="smollm2-135m")
+    return ap
+
+
+def handover_and_compare(description: str, example: str, tasks: str, n_test: int = 24,
+                         ) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """A comparison that also writes its own hand-over: `handover TASKS` (per task and seed, under RUN/data) and
+    `compare UNITS`; more commands can be added to the returned subparsers."""
+    ap = argparse.ArgumentParser(description=description)
+    sub = ap.add_subparsers(dest="command", required=True)
+    h = sub.add_parser("handover", help="write each task's and seed's unit folder, and the checkpoint, under RUN")
+    h.add_argument("tasks", nargs="+", help=tasks)
+    h.add_argument("--seeds", type=int, nargs="+", default=[0])
+    h.add_argument("--n-test", type=int, default=n_test)
+    h.add_argument("--run", type=Path, required=True)
+    h.add_argument("--model", default="smollm2-135m")
+    unit_args(sub.add_parser("compare", help="compare ours with the authors' run on each unit"), example)
+    return ap, sub
+
+
+def handed_split(run: Path, unit: str) -> tuple[dict, Task, Task]:
+    """A unit's `split.json` and the (train, test) split of ICL Lab's it records, checked to be the one handed over."""
+    data = run / "data" / unit
+    meta = json.loads((data / "split.json").read_text())
+    train, test = split(builtin_task(meta["task"], kind=meta["kind"]), meta["n_test"], meta["seed"],
+                        min_train=meta["min_train"])
+    if test.inputs != [r["input"] for r in json.loads((data / "test.json").read_text())]:
+        raise SystemExit(f"{unit}: the handed-over test items are not ICL Lab's split any more; rerun handover.py")
+    return meta, train, test
 
 
 def compared(run: Path, folder: str, names: list[str], compare: Callable[[str], dict],
