@@ -38,7 +38,7 @@ import torch
 from compare_site import agreement, item_hits, probe_gap
 from handover import records, write_checkpoint
 from safetensors.torch import load_file
-from units import compared, handover_and_compare, mean, report
+from units import compared, handed_split, handover_and_compare, mean, report
 
 from icr_app.core.capture import blocks, last_token_means
 from icr_app.core.models import LoadedModel, load_model
@@ -126,12 +126,9 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
     data, authors = run / "data" / unit, run / "elicit" / unit / "authors"
-    meta = json.loads((data / "split.json").read_text())
+    meta, train, test = handed_split(run, unit)
     task = builtin_task(meta["task"], kind=meta["kind"])
     cfg = matched(meta["seed"], meta["n_test"])
-    train, test = split(task, meta["n_test"], meta["seed"], min_train=meta["min_train"])
-    if test.inputs != [r["input"] for r in json.loads((data / "test.json").read_text())]:
-        raise SystemExit(f"{unit}: the handed-over test items are not ICL Lab's split any more; rerun handover")
     items = json.loads((authors / "items.json").read_text())
     learnt = load_file(str(authors / "learnt.safetensors"))
     t0 = time.perf_counter()

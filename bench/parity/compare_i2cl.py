@@ -35,7 +35,7 @@ import torch
 from compare_site import agreement, mean_cosine, probe_gap
 from handover import records, write_checkpoint
 from safetensors.torch import load_file
-from units import compared, handover_and_compare, mean, report, unit_args
+from units import compared, handed_split, handover_and_compare, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.prompts import SHOTS
@@ -102,11 +102,8 @@ def coef_stats(coef: torch.Tensor) -> dict[str, float]:
 
 
 def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
-    data, authors = run / "data" / unit, run / "i2cl" / unit / "authors"
-    meta = json.loads((data / "split.json").read_text())
-    train, test = split(builtin_task(meta["task"]), meta["n_test"], meta["seed"], min_train=meta["min_train"])
-    if test.inputs != [r["input"] for r in json.loads((data / "test.json").read_text())]:
-        raise SystemExit(f"{unit}: the handed-over test items are not ICL Lab's split any more; rerun the handover")
+    authors = run / "i2cl" / unit / "authors"
+    meta, train, test = handed_split(run, unit)
     answering = Answering.of(lm, train)
     items = json.loads((authors / "items.json").read_text())
     if list(answering.labels) != items["labels"]:
@@ -152,9 +149,8 @@ def on_their_demos(lm: LoadedModel, run: Path, unit: str) -> dict:
     """ICL Lab's I2CL pieces (`context_vectors`, `FirstTokenLoss`, `calibrate`, with `MATCHED`) on the authors'
     demonstrations, both averaged and calibrated on, as their pipeline does: what is left between the two codes
     once the data are the same is the implementation (tokenisation, padding, schedule, random draws)."""
-    data, authors = run / "data" / unit, run / "i2cl" / unit / "authors"
-    meta = json.loads((data / "split.json").read_text())
-    train, test = split(builtin_task(meta["task"]), meta["n_test"], meta["seed"], min_train=meta["min_train"])
+    authors = run / "i2cl" / unit / "authors"
+    meta, train, test = handed_split(run, unit)
     answering = Answering.of(lm, train)
     items = json.loads((authors / "items.json").read_text())
     learnt = load_file(str(authors / "learnt.safetensors"))
