@@ -38,7 +38,7 @@ import torch
 from compare_site import agreement, item_hits, probe_gap
 from handover import records, write_checkpoint
 from safetensors.torch import load_file
-from units import compared, handed_split, handover_and_compare, mean, report
+from units import accuracy_cells, compared, handed_split, handover_and_compare, mean, report
 
 from icr_app.core.capture import blocks, last_token_means
 from icr_app.core.models import LoadedModel, load_model
@@ -212,9 +212,8 @@ def table_row(task: str, s: dict) -> str:
     """docs/fidelity.md's row for one task's summary."""
     acc = s["first-token accuracy"]
     layers = "; ".join(f"{a}, {b} / {c}" for a, b, c in s["layers (ours, reseeded, theirs)"])
-    return (f"| ELICIT entry | {task} | {s['n']} | {acc['zero-shot']:.2f} | {acc['ours']:.2f} | "
-            f"{acc['authors elicit']:.2f} | {s['ours vs authors']['p_mcnemar']:.2f} | {acc['ours reseeded']:.2f} | "
-            f"{acc['ours at their block']:.2f} | {acc['theirs in ours']:.2f} | {layers} | "
+    return (accuracy_cells("ELICIT entry", task, s, acc, "authors elicit")
+            + f"{acc['ours at their block']:.2f} | {acc['theirs in ours']:.2f} | {layers} | "
             f"{mean(s['sweep spearman']):.2f} / {mean(s['sweep spearman, ours reseeded']):.2f} | "
             f"{mean(s['cosine at our block']):.3f} / {mean(s['cosine at their block']):.3f} | "
             f"{mean(s['mean cosine over blocks']):.3f} / {mean(s['mean cosine over blocks, ours reseeded']):.3f} | "

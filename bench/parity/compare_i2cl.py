@@ -35,7 +35,7 @@ import torch
 from compare_site import agreement, mean_cosine, probe_gap
 from handover import records, write_checkpoint
 from safetensors.torch import load_file
-from units import compared, handed_split, handover_and_compare, mean, report, unit_args
+from units import accuracy_cells, compared, handed_split, handover_and_compare, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.prompts import SHOTS
@@ -207,9 +207,8 @@ HEADER = ("| method | task | n | zero-shot | ours | theirs | p | ours, reseeded 
 def table_row(task: str, s: dict) -> str:
     """docs/fidelity.md's row for one task's summary (columns: HEADER)."""
     acc = s["accuracy"]
-    return (f"| I2CL | {task} | {s['n']} | {acc['zero-shot']:.2f} | {acc['ours']:.2f} | {acc['authors i2cl']:.2f} | "
-            f"{s['ours vs authors']['p_mcnemar']:.2f} | {acc['ours reseeded']:.2f} | "
-            f"{mean(s['lambda pearson']):.2f} / {mean(s['beta pearson']):.2f} | "
+    return (accuracy_cells("I2CL", task, s, acc, "authors i2cl")
+            + f"{mean(s['lambda pearson']):.2f} / {mean(s['beta pearson']):.2f} | "
             f"{mean(s['lambda pearson, ours reseeded']):.2f} / {mean(s['beta pearson, ours reseeded']):.2f} | "
             f"{mean(s['vector cosine']):.3f} / {mean(s['vector cosine, ours reseeded']):.3f} | "
             f"{s['theirs in ours items that agree']}/{s['n']} | {acc['ours, default config']:.2f} |")

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 from scipy.stats import pearsonr, spearmanr
-from units import compared, handed_split, mean, report, unit_args
+from units import accuracy_cells, compared, handed_split, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.scoring import exact_match, first_token_id
@@ -128,9 +128,8 @@ def table_row(task: str, s: dict) -> str:
     """docs/fidelity.md's row for one task's summary: first-token accuracies, the paired p, α agreement (and the
     reseeded yardstick), how many items their α in our SITE scores as their code does."""
     acc = s["first-token accuracy"]
-    return (f"| SITE | {task} | {s['n']} | {acc['zero-shot']:.2f} | {acc['ours']:.2f} | {acc['authors']:.2f} | "
-            f"{s['ours vs authors']['p_mcnemar']:.2f} | {acc['ours reseeded']:.2f} | "
-            f"{mean(s['alpha pearson']):.2f} / {mean(s['alpha spearman']):.2f} | "
+    return (accuracy_cells("SITE", task, s, acc, "authors")
+            + f"{mean(s['alpha pearson']):.2f} / {mean(s['alpha spearman']):.2f} | "
             f"{mean(s['alpha pearson, ours reseeded']):.2f} / {mean(s['alpha spearman, ours reseeded']):.2f} | "
             f"{s['theirs in ours items that agree']}/{s['n']} |")
 

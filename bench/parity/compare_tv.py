@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 from compare_site import agreement, item_hits, probe_gap
 from safetensors.torch import load_file
-from units import compared, handed_split, mean, report, unit_args
+from units import accuracy_cells, compared, handed_split, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.scoring import first_token_id
@@ -103,9 +103,8 @@ def table_row(task: str, s: dict) -> str:
     """docs/fidelity.md's row for one task's summary."""
     acc = s["first-token accuracy"]
     layers = "; ".join(f"{a}, {b} / {c}" for a, b, c in s["layers (ours, reseeded, theirs)"])
-    return (f"| task vector | {task} | {s['n']} | {acc['zero-shot']:.2f} | {acc['ours']:.2f} | "
-            f"{acc['authors task-vector']:.2f} | {s['ours vs authors']['p_mcnemar']:.2f} | "
-            f"{acc['ours reseeded']:.2f} | {acc['their mean in ours']:.2f} | {layers} | "
+    return (accuracy_cells("task vector", task, s, acc, "authors task-vector")
+            + f"{acc['their mean in ours']:.2f} | {layers} | "
             f"{mean(s['curve spearman']):.2f} / {mean(s['curve spearman, ours reseeded']):.2f} | "
             f"{mean(s['cosine at our layer']):.3f} | {s['replayed items that agree']}/{s['n']} |")
 

@@ -73,6 +73,13 @@ def report(run: Path, folder: str, units: list[dict], summary: Callable[[list[di
     return out
 
 
+def accuracy_cells(method: str, task: str, s: dict, acc: dict, authors: str) -> str:
+    """A fidelity row's first cells, the same for every method: the method, the task, the items, zero-shot, ours,
+    theirs (`acc[authors]`), the paired p and ours reseeded."""
+    return (f"| {method} | {task} | {s['n']} | {acc['zero-shot']:.2f} | {acc['ours']:.2f} | {acc[authors]:.2f} | "
+            f"{s['ours vs authors']['p_mcnemar']:.2f} | {acc['ours reseeded']:.2f} | ")
+
+
 def mean(xs: list[float]) -> float:
     """The mean of the defined values: a constant curve has no rank correlation (nan)."""
     xs = [x for x in xs if x == x]
