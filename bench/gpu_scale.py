@@ -2,17 +2,23 @@
 
     PYTHONPATH=. python bench/gpu_scale.py [--config llama-8b,qwen-7b] [--n-test 100] [--json OUT]
     PYTHONPATH=. python bench/gpu_scale.py --config tiny     # the same script on the CPU in seconds (the tests)
+    PYTHONPATH=. python bench/gpu_scale.py --tokenizer DIR --random-encoder DIR   # a machine without the packages
 
 Each model is built from its published configuration directly on the GPU (nothing downloaded or carried), with
 the default model's tokenizer and the vocabulary size set to match it; with several GPUs the 8B configuration
-is also spread over all of them with a balanced `device_map` ("llama-8b-spread"). On `--n-test` queries of the
-built-in `sentiment` task every method is built (with its default config) and timed: build seconds, latency per
-query as a ratio to zero-shot in the same run (zero-shot timed before and after the methods, the mean taken),
-and the peak GPU memory of its build and answers against zero-shot's. Accuracy means nothing on random weights;
-time and memory do. ICR has no router for a random model: its build is the PIDs stage on the task, and it
-answers through an untrained router (the same computation as a trained one); ELICIT's library is built on the
-spot from the task and `antonyms` (its build time includes the library's). `--config tiny` uses small method
-configs, so the CPU run stays short.
+is also spread over all of them with a balanced `device_map` ("llama-8b-spread"). Half of the built-in
+`sentiment` task builds every method (with its default config); the other half, cycled to `--n-test` queries,
+times it: build seconds, latency per query as a ratio to zero-shot in the same run (after one discarded warm-up
+run, zero-shot timed before and after the methods, the mean taken), and the peak GPU memory of its build and
+answers against zero-shot's. Accuracy means nothing on random weights; time and memory do. ICR has no router
+for a random model: its build is the PIDs stage on the task, and it answers through an untrained router (the
+same computation as a trained one); ELICIT's library is built on the spot from the task and `antonyms` (its
+build time includes the library's). `--config tiny` uses small method configs, so the CPU run stays short.
+
+A GPU machine may lack the default model's GGUF package and the sentence encoder's (together ~190 MB).
+`--tokenizer` then reads the default model's tokenizer from a directory it was saved to, and `--random-encoder`
+builds all-MiniLM-L6-v2's shape with random weights from its config and tokenizer files: the same computation
+per query for ICR's router and ELICIT's retriever, like the random-weight language model.
 """
 
 from __future__ import annotations
@@ -29,8 +35,18 @@ from typing import Any
 import torch
 from accelerate import dispatch_model, infer_auto_device_map, init_empty_weights
 from accelerate.utils import get_balanced_memory, set_module_tensor_to_device
-from transformers import AutoModelForCausalLM, LlamaConfig, PretrainedConfig, Qwen2Config
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LlamaConfig,
+    PretrainedConfig,
+    Qwen2Config,
+)
 
+from icr_app.core import encoder as encoder_module
+from icr_app.core.encoder import MINILM, Encoder
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model, wrap
 from icr_app.core.tasks import builtin_task, split
 from icr_app.methods import REGISTRY, build_method
@@ -170,18 +186,48 @@ def measure(lm: LoadedModel, name: str, train, queries: list[str], answering: An
         return Row(name, error=f"{type(err).__name__}: {err}")
 
 
-def run_config(name: str, n_test: int, batch_size: int, methods: list[str], spread: bool = False) -> dict[str, Any]:
-    tokenizer = load_model(DEFAULT_MODEL, dtype="float32", device_map="cpu").tokenizer
+def default_tokenizer(directory: str | None):
+    """The default model's tokenizer: from the directory it was saved to, else from its GGUF package."""
+    if directory:
+        return AutoTokenizer.from_pretrained(directory)
+    return load_model(DEFAULT_MODEL, dtype="float32", device_map="cpu").tokenizer
+
+
+def random_encoder(directory: str) -> Encoder:
+    """all-MiniLM-L6-v2's computation (mean-pooled, normalised) with random weights, from its config and tokenizer."""
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    model = AutoModel.from_config(AutoConfig.from_pretrained(directory)).eval()
+
+    def encode(texts: list[str]) -> torch.Tensor:
+        with torch.inference_mode():
+            batch = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")
+            hidden = model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1)
+
+    return encode
+
+
+def run_config(name: str, n_test: int, batch_size: int, methods: list[str], spread: bool = False,
+               tokenizer_dir: str | None = None) -> dict[str, Any]:
+    tokenizer = default_tokenizer(tokenizer_dir)
     config = replace_vocab(SHAPES[name](), len(tokenizer), tokenizer)
     t0 = time.perf_counter()
     model, device_map = random_model(config, spread)
     lm = wrap(model, tokenizer, f"random-{name}")
     load_s = time.perf_counter() - t0
-    train, test = split(builtin_task(TASK), n_test, seed=0)
+    # Half the task builds the methods; its other half, cycled to `n_test` queries, is what they answer.
+    task = builtin_task(TASK)
+    train, test = split(task, len(task.examples) // 2, seed=0)
+    queries = [test.inputs[i % len(test.inputs)] for i in range(n_test)]
     answering = Answering.of(lm, train)
-    rows = {m: measure(lm, m, train, test.inputs, answering, batch_size, name == "tiny") for m in methods}
+    measure(lm, "zero-shot", train, queries, answering, batch_size, False)  # warm-up: the GPU's first kernels
+    rows = {}
+    for m in methods:
+        rows[m] = measure(lm, m, train, queries, answering, batch_size, name == "tiny")
+        print(f"{name}: {rows[m]}", flush=True)  # each row as it comes: a run cut short still reports
     # Zero-shot again after the others, so its latency is the mean of a run before and one after them.
-    again = measure(lm, "zero-shot", train, test.inputs, answering, batch_size, False)
+    again = measure(lm, "zero-shot", train, queries, answering, batch_size, False)
     zero = rows["zero-shot"]
     zero.latency_s = (zero.latency_s + again.latency_s) / 2
     for row in rows.values():
@@ -192,7 +238,7 @@ def run_config(name: str, n_test: int, batch_size: int, methods: list[str], spre
     params = sum(p.numel() for p in model.parameters())
     return {"config": name + ("-spread" if spread else ""), "parameters": params, "dtype": "bfloat16",
             "device_map": sorted({str(d) for d in device_map.values()}), "model_build_s": load_s, "task": TASK,
-            "n_test": len(test.inputs), "rows": [asdict(r) for r in rows.values()]}
+            "n_test": len(queries), "rows": [asdict(r) for r in rows.values()]}
 
 
 def replace_vocab(config: PretrainedConfig, vocab: int, tokenizer) -> PretrainedConfig:
@@ -225,17 +271,22 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--n-test", type=int, default=100)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--json", default=None, help="write every configuration's rows to this file")
+    p.add_argument("--tokenizer", default=None, help="a directory the default model's tokenizer was saved to")
+    p.add_argument("--random-encoder", default=None,
+                   help="a directory with all-MiniLM-L6-v2's config and tokenizer: its shape with random weights")
     args = p.parse_args(argv)
+    if args.random_encoder:  # primed in the per-process cache, so the router and the retriever both use it
+        encoder_module._ENCODERS[MINILM] = random_encoder(args.random_encoder)
     methods = ["zero-shot", *[m for m in args.methods.split(",") if m and m != "zero-shot"]]
     runs = [(name, False) for name in args.config.split(",") if name]
     if len(gpus()) > 1 and any(name == "llama-8b" for name, _ in runs):
         runs.append(("llama-8b", True))
     results = []
     for name, spread in runs:
-        results.append(run_config(name, args.n_test, args.batch_size, methods, spread))
+        results.append(run_config(name, args.n_test, args.batch_size, methods, spread, args.tokenizer))
         print(table(results[-1]), flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        if args.json:  # after each configuration, so a run cut short keeps the ones it finished
+            Path(args.json).write_text(json.dumps(results, indent=2))
     return results
 
 

