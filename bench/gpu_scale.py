@@ -84,7 +84,7 @@ SMOKE = {  # --config tiny only: the CPU run of the tests
     "site": SiteConfig(n_prompts=4, n_demos=2, steps=4, batch_size=4, eval_every=2, patience=2, max_examples=20),
     "task-vector": TaskVectorConfig(n_prompts=4, val_size=6, batch_size=4),
     "function-vector": REGISTRY["function-vector"].config(n_prompts=3, n_corrupted=2, batch_size=2),
-    "i2cl": I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=1, batch_size=4),
+    "i2cl": I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=1, batch_size=4, open_epochs=1),
     "icv": ICVConfig(n_demos=4, val_examples=6, strengths=[0.0, 0.1]),
     "lora": LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2),
     "icr": {"n_prompts": 4},

@@ -35,7 +35,8 @@ from icr_app.methods.zero_shot import ZeroShotMethod
 TINY_SITE = SiteConfig(n_prompts=4, n_demos=2, steps=4, batch_size=4, eval_every=2, patience=2, max_examples=20)
 TINY_TV = TaskVectorConfig(n_prompts=4, val_size=6, batch_size=4)
 TINY_FV = FunctionVectorConfig(n_prompts=3, n_corrupted=2, batch_size=2)
-TINY_I2CL = I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=2, batch_size=4)
+TINY_I2CL = I2CLConfig(demos_per_class=2, open_demos=4, calibration_examples=8, epochs=2, batch_size=4,
+                       open_epochs=2, open_batch_size=4)
 TINY_ICV = ICVConfig(n_demos=4, val_examples=6, strengths=[0.0, 0.1, 0.5])
 TINY_LORA = LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2)
 TINY_LTV = LearnedTaskVectorConfig(sweep=2, steps=4, batch_size=4, max_examples=16)

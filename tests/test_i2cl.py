@@ -20,6 +20,7 @@ from icr_app.methods import REGISTRY
 from icr_app.methods.base import Answering
 from icr_app.methods.i2cl.figures import coefficient_figure
 from icr_app.methods.i2cl.method import (
+    I2CLConfig,
     I2CLMethod,
     coefficients,
     context_vectors,
@@ -88,6 +89,14 @@ def test_paper_preset_calibrates_on_the_demonstrations_themselves(lm):
     assert (paper.calibration_examples, paper.epochs, paper.batch_size, paper.loss) == (0, 100, 2, "vocabulary")
     m = build_state(lm, builtin_task("sentiment"), "i2cl", replace(paper, epochs=1)).meta
     assert m.n_demos == m.n_calibration == 2 * paper.demos_per_class and m.steps == 5 and m.loss == "vocabulary"
+
+
+def test_an_open_task_calibrates_with_the_open_epochs_and_batch(lm):
+    """Classification: `epochs` of `batch_size`; open: `open_epochs` of `open_batch_size` (the paper's 100 of 2)."""
+    assert (I2CLConfig().open_epochs, I2CLConfig().open_batch_size) == (100, 2)
+    cfg = replace(TINY_I2CL, calibration_examples=8, epochs=2, batch_size=4, open_epochs=3, open_batch_size=2)
+    assert build_state(lm, builtin_task("sentiment"), "i2cl", cfg).meta.steps == 2 * (8 // 4)
+    assert build_state(lm, builtin_task("antonyms"), "i2cl", cfg).meta.steps == 3 * (8 // 2)
 
 
 def test_cosine_schedule_warms_up_then_decays_to_zero():
