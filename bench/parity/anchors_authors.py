@@ -1,4 +1,4 @@
-"""Run the anchors authors' saliency script (set up by anchors_setup.sh) on one handed-over unit and keep its flows.
+"""Run the anchors authors' saliency or isolation script (anchors_setup.sh) on one handed-over unit; keep the results.
 
     cd /work/parity-src/anchors && /work/venvs/parity-anchors/bin/python <repo>/bench/parity/anchors_authors.py \
         --model /work/parity-run/smollm2-135m --data /work/parity-run/data --task sentiment-s0-anchors \
@@ -14,10 +14,23 @@ positions their `Predictor.get_pos` finds. Its results are read from the script'
 S_wp, S_pq, S_ww per layer) and the prompts it built. Writes `items.json`: per handed-over test item, in the
 hand-over's order, their prompt text, token ids, label-word and final positions and the three flows per layer;
 their settings; the probe logits.
+
+With `--analysis isolation` (a unit `compare_anchors.py handover --analysis isolation` wrote, whose items share
+one demonstration set) it runs their isolation instead: `do_shallow_layer.py` as `__main__`, as their
+experiment_shallow.py runs it, once per condition (`CONDITIONS`: no isolation, `--mask_layer_num 0`; the label
+words isolated in the first and in the last K layers, K their default 5), then `do_shallow_layer_non_label.py`,
+their random-token control, in the first and last K. Each run is their `shallow_layer`: their Trainer's predict
+over the wrapped and tokenised test items with their `AttentionAdapter` (window 0) in the chosen layers. What their
+`tokenize_dataset` returned (the items in their shuffled order, the prompts, the token ids) is kept by wrapping it;
+the predictions are read from the pickle their run saves, as their shallow_analysis.ipynb reads them (the label is
+the argmax of the label words' probabilities). Writes `isolation.json`: per condition and per handed-over item, in
+the hand-over's order, the predicted label and the label words' logits; per item the prompt, token ids, and the
+label-word and final positions their adapter finds; their settings.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import runpy
@@ -30,21 +43,39 @@ from site_authors import probe_logits, unit_parser
 
 SHOTS = 1  # experiment_attn_attr.py: demonstration_shot 1 (one demonstration per class)
 SAMPLE_SIZE = 1000  # experiment_attn_attr.py: sample_size 1000, capped by their script at the test set's size
+K = 5  # ShallowArgs.mask_layer_num's default, and the K of the paper's isolation table
+# name: (their script, --mask_layer_pos, --mask_layer_num); 0 layers isolates nothing: their unisolated baseline
+CONDITIONS = {"none": ("do_shallow_layer.py", "first", 0),
+              f"label words, first {K}": ("do_shallow_layer.py", "first", K),
+              f"label words, last {K}": ("do_shallow_layer.py", "last", K),
+              f"random tokens, first {K}": ("do_shallow_layer_non_label.py", "first", K),
+              f"random tokens, last {K}": ("do_shallow_layer_non_label.py", "last", K)}
 
 
 def main() -> None:
     ap = unit_parser(__doc__.splitlines()[0], "an absolute path: their loader takes it as a local checkpoint",
                      "a folder under --data written by compare_anchors.py handover")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--analysis", choices=["flow", "isolation"], default="flow")
     args = ap.parse_args()
     unit = (args.data / args.task).resolve()
     os.environ["ICLLAB_DATA"] = str(unit)  # read by their 'icllab' task (anchors_setup.sh)
     sys.path.insert(0, str(Path.cwd()))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (flow if args.analysis == "flow" else isolation)(args, unit)
+
+
+def seeded(seed: int) -> None:
+    """Their set_seed, which their scripts import but never call. Nothing random is left in the flow or the label
+    isolation (the demonstrations are ICL Lab's, the test items' order is mapped back); the random-token control
+    draws from Python's `random`, so it is seeded before each run."""
     from icl.utils.random_utils import set_seed
 
-    set_seed(args.seed)  # their script imports set_seed but never calls it; nothing it does is random but the
-    # demonstrations, which are ICL Lab's here, and the order of the test items, which is mapped back below
-    args.out.mkdir(parents=True, exist_ok=True)
+    set_seed(seed)
+
+
+def flow(args, unit: Path) -> None:
+    seeded(args.seed)
     sys.argv = ["attention_attr.py", "--task_name", "icllab", "--model_name", str(Path(args.model).resolve()),
                 "--seeds", str(args.seed), "--demonstration_shot", str(SHOTS), "--sample_size", str(SAMPLE_SIZE),
                 "--save_folder", str(args.out / "results")]
@@ -74,6 +105,69 @@ def main() -> None:
            "probe": probe_logits(g["model"].model, tokenizer, test[0]["text"])}
     (args.out / "items.json").write_text(json.dumps(out, indent=1))
     print(json.dumps({"n": len(items), "seconds_per_item": round(seconds / len(items), 2)}))
+
+
+def their_run(args, name: str) -> tuple[list, object, float]:
+    """One condition run by their script as `__main__`: the datasets their tokenize_dataset returned (the test
+    items with demonstrations, then without), their saved PredictionOutput, the seconds it took."""
+    script, pos, k = CONDITIONS[name]
+    module = importlib.import_module(f"icl.analysis.{script[3:-3]}")
+    tokenized: list = []
+    tokenize = module.tokenize_dataset
+    module.tokenize_dataset = lambda dataset, tokenizer: tokenized.append(tokenize(dataset, tokenizer)) or tokenized[-1]
+    seeded(args.seed)
+    sys.argv = [script, "--task_name", "icllab", "--model_name", str(Path(args.model).resolve()),
+                "--seeds", str(args.seed), "--demonstration_shot", str(SHOTS), "--sample_size", str(SAMPLE_SIZE),
+                "--mask_layer_pos", pos, "--mask_layer_num", str(k),
+                "--save_folder", str(args.out / "results" / name.replace(", ", "-").replace(" ", "_"))]
+    t0 = time.perf_counter()
+    g = runpy.run_path(script, run_name="__main__")
+    seconds = time.perf_counter() - t0
+    module.tokenize_dataset = tokenize
+    (y,) = g["args"].load_result()[0]  # their pickle: [ys], one PredictionOutput per seed
+    return tokenized, y, seconds
+
+
+def label_positions(args, tokenized) -> list[dict]:
+    """Per item, in their order: the prompt, its token ids, and the label-word and final positions that their
+    AttentionAdapter (the block itself) finds in it."""
+    from icl.analysis.attentioner import AttentionAdapter
+    from icl.util_classes.arg_classes import ShallowArgs
+    from icl.utils.prepare_model_and_tokenizer import get_label_id_dict_for_args
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(Path(args.model).resolve())
+    tokenizer.pad_token = tokenizer.eos_token  # as their load_model_and_tokenizer sets it
+    label_ids = get_label_id_dict_for_args(ShallowArgs(task_name="icllab"), tokenizer)
+    adapter = AttentionAdapter(label_ids, tokenizer.pad_token_id, "icllab", tokenizer, window_size=0)
+    out = []
+    for row in tokenized:
+        n = sum(row["attention_mask"])
+        class_poss, final_pos = adapter.get_pos(torch.tensor([row["input_ids"]]), label_ids, tokenizer.pad_token_id)
+        out.append({"item": row["item"], "prompt": row["sentence"], "input_ids": row["input_ids"][:n],
+                    "label_positions": sorted(int(p) for p in torch.cat(class_poss, -1).flatten()),
+                    "final_position": int(final_pos[0])})
+    return out
+
+
+def isolation(args, unit: Path) -> None:
+    test = json.loads((unit / "authors-test.json").read_text())
+    conditions, seconds, items = {}, {}, None
+    for name in CONDITIONS:
+        tokenized, y, seconds[name] = their_run(args, name)
+        order = tokenized[0]["item"]  # their shuffled order of the handed-over items
+        if sorted(order) != list(range(len(test))):
+            raise SystemExit(f"{args.task}: their run kept {len(order)} of the {len(test)} handed-over items")
+        probs, logits = y.predictions[0], y.predictions[1]  # (n, classes): their probs and label-word logits
+        by_item = sorted(zip(order, probs.argmax(-1).tolist(), logits.tolist()))
+        conditions[name] = {"predicted": [p for _, p, _ in by_item], "label_logits": [lg for _, _, lg in by_item]}
+        items = items or sorted(label_positions(args, tokenized[0]), key=lambda r: r["item"])
+    out = {"items": items, "conditions": conditions, "gold": [r["label"] for r in test],
+           "settings": {"scripts": sorted({c[0] for c in CONDITIONS.values()}), "k": K, "window_size": 0,
+                        "demonstration_shot": SHOTS, "sample_size": SAMPLE_SIZE, "seed": args.seed, "n": len(test),
+                        "seconds": seconds}}
+    (args.out / "isolation.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps({"n": len(test), "seconds": {k: round(v, 1) for k, v in seconds.items()}}))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ A="$SRC/anchors"
 
 rm -rf "$A"
 mkdir -p "$A"
-# their package and the saliency script only: the notebooks and the other experiments are not run here
-git --git-dir="$MIRROR" archive "$COMMIT" icl attention_attr.py LICENSE README.md requirements.txt | tar -x -C "$A"
+# their package, the saliency script and the isolation scripts only: the notebooks and the other experiments are not run here
+git --git-dir="$MIRROR" archive "$COMMIT" icl attention_attr.py do_shallow_layer.py do_shallow_layer_non_label.py \
+  LICENSE README.md requirements.txt | tar -x -C "$A"
 
 patched() {  # patched FILE COUNT PATTERN: the patch left COUNT lines matching PATTERN in FILE, or the setup stops
   [ "$(grep -c -- "$3" "$A/$1")" = "$2" ] || { echo "patch did not apply to $1 ($3)" >&2; exit 1; }
@@ -139,6 +140,76 @@ patched "$F" 1 "attn_weights = module.attention_adapter(attn_weights)"
 F=attention_attr.py
 sed -i "s/^    attentionermanger = GPT2AttentionerManager(model.model)$/&\nelif model.model.config.model_type == 'llama':\n    attentionermanger = icl.analysis.attentioner_for_attribution.LlamaAttentionerManager(model.model)/" "$A/$F"
 patched "$F" 1 "LlamaAttentionerManager(model.model)"
+
+# 5. Isolation (icl/analysis/shallow_layer.py, and shallow_layer_non_label.py, its random-token control): the same
+#    changes for the same reasons, and a second Llama hook. Both scripts get each change, so the control runs as
+#    the isolation does.
+for F in icl/analysis/shallow_layer.py icl/analysis/shallow_layer_non_label.py; do
+  #  CPU, as 1.
+  sed -i "s/device='cuda:0',/device='cpu',/" "$A/$F"
+  patched "$F" 1 "device='cpu',"
+  #  The demonstrations: theirs are one set per run shared by every test item, drawn per class from the training
+  #  part by sample_two_set_with_shot_per_class; here the set ICL Lab's fixed_demo_prompts draws, in its order
+  #  (shared-demos.json: indices into authors-train.json).
+  sed -i "s/^                                                              a_total_shot=args.demonstration_total_shot)$/&\n        if args.task_name == 'icllab':  # ICL Lab's shared demonstrations (bench\/parity)\n            demonstration = dataset['train'].select(json.load(open(os.path.join(os.environ['ICLLAB_DATA'], 'shared-demos.json'))))/" "$A/$F"
+  sed -i "s/^import pickle$/import json\n&/" "$A/$F"
+  patched "$F" 1 "'shared-demos.json'"
+  patched "$F" 1 "^import json$"
+  #  The attention: their Llama-less managers pick by model name; a Llama model gets LlamaAttentionerManager below.
+  sed -i "s/^    elif args.model_name in \['gpt2-xl'\]:$/    elif model.model.config.model_type == 'llama':  # bench\/parity\n        attentionermanger = LlamaAttentionerManager(model.model, attention_adapters)\n&/" "$A/$F"
+  sed -i "s/^from .attentioner import \(.*\)$/from .attentioner import \1, LlamaAttentionerManager/" "$A/$F"
+  patched "$F" 1 "attentionermanger = LlamaAttentionerManager(model.model, attention_adapters)"
+  patched "$F" 1 "^from .attentioner import .*, LlamaAttentionerManager$"
+done
+#    Their adapters (AttentionAdapter, AttentionAdapterNonLabel) find label words as their Predictor does, by the two
+#    tokens ending the answer prefix; icllab's are 'Output', ':' as in 3. Both classes get the branch.
+F=icl/analysis/attentioner.py
+sed -i "s/^        elif task_name == 'emo':$/        elif task_name == 'icllab':\n            self.prefix_idxs = [tokenizer.encode('Output', add_special_tokens=False)[-1],\n                                tokenizer.encode(':', add_special_tokens=False)[0]]\n&/" "$A/$F"
+patched "$F" 2 "elif task_name == 'icllab':"
+#    The control draws with random.sample from a set, which Python 3.11 refuses; Python 3.10 took tuple(set), which
+#    for a set of small ints is its sorted order, so sorted() keeps their draw.
+sed -i "s/random_word_idxs = random.sample(non_label_idxs, /random_word_idxs = random.sample(sorted(non_label_idxs), /" "$A/$F"
+patched "$F" 1 "random.sample(sorted(non_label_idxs), "
+#    The hook: their isolation adapter edits the attention scores before the softmax (gpt2_attn and gptj_attn call
+#    it after the masks are added, before the softmax). `llama_attn_scores` is transformers 4.51.3's
+#    eager_attention_forward with the adapter there; `LlamaAttentionerManager` is their GPT2AttentionerManager over
+#    Llama's layers, and makes the model take the eager path, as in 4.
+cat >> "$A/$F" <<'EOF'
+
+
+def llama_attn_scores(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    # transformers 4.51.3 modeling_llama.eager_attention_forward, with gpt2_attn's adapter line (bench/parity)
+    from transformers.models.llama.modeling_llama import repeat_kv
+    key_states = repeat_kv(key, module.num_key_value_groups)
+    value_states = repeat_kv(value, module.num_key_value_groups)
+
+    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
+        attn_weights = attn_weights + causal_mask
+
+    attn_weights = module.attention_adapter(attn_weights)
+
+    attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
+    attn_output = torch.matmul(attn_weights, value_states)
+    attn_output = attn_output.transpose(1, 2).contiguous()
+
+    return attn_output, attn_weights
+
+
+class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager for Llama (bench/parity)
+    def __init__(self, model: PreTrainedModel, attention_adapters: List[AttentionAdapterBase]):
+        super().__init__(model, attention_adapters)
+
+    def register_attentioner_to_model(self):
+        from transformers.models.llama import modeling_llama
+        modeling_llama.eager_attention_forward = llama_attn_scores
+        self.model.config._attn_implementation = 'eager'
+        for i, layer in enumerate(self.model.model.layers):
+            layer.self_attn.attention_adapter = self.attention_adapters[i]
+EOF
+patched "$F" 1 "    attn_weights = module.attention_adapter(attn_weights)"
 
 python3.11 -m venv "$VENV"
 "$VENV/bin/pip" install -q torch==2.13.0

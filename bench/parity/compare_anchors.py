@@ -1,8 +1,10 @@
-"""ICL Lab's saliency information flow beside the anchors authors' code, on the same prompts: the per-layer curves.
+"""ICL Lab's anchor analyses beside the anchors authors' code, on the same prompts: the flow curves, and isolation.
 
     PYTHONPATH=. python bench/parity/compare_anchors.py handover --run /work/parity-run sentiment headline-topic \
-        --seeds 0 1
+        --seeds 0 1 [--analysis isolation]
     PYTHONPATH=. python bench/parity/compare_anchors.py compare --run /work/parity-run sentiment-s0-anchors ...
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare-isolation --run /work/parity-run \
+        sentiment-s0-isolation ...
 
 `handover` writes the model's checkpoint as handover.py does (`<model>/`, when it is not there yet) and, per task
 and seed, `data/<task>-s<seed>-anchors/`: ICL Lab's prompts of its flow analysis
@@ -19,51 +21,82 @@ label-word and final positions) before comparing the flows: per item and per lay
 plot (the mean over items, each layer rescaled to sum to 1: their attention_attr_ana.ipynb, our
 `FlowResult.normalised`). Writes `anchors/<unit>/compare.json` and `anchors/summary.json`, and prints a markdown
 row per task.
+
+`handover --analysis isolation` writes `data/<task>-s<seed>-isolation/` the same way from isolation's prompts in
+the authors' design (`fixed_demo_prompts`: one demonstration per class, one set shared by every item), the set
+as `shared-demos.json` (indices into the training part, in ICL Lab's order) in place of per-item `demos`.
+`compare-isolation` reads what anchors_authors.py --analysis isolation wrote (`anchors/<unit>/authors/isolation.json`),
+runs ICL Lab's isolation on the same prompts with the same K (`isolation.predict` per condition, and
+`isolation_experiment`, whose rows the per-item predictions must give), checks the prompts are the same as
+`compare` does, and compares per condition (none, label words in the first K layers, in the last K): the
+predicted label item by item, loyalty to each side's unisolated run, accuracy, and the exact McNemar of the two
+sides' correctness (`icr_app.stats.paired`). The random-token controls draw different positions on the two sides
+(theirs anew in every layer and forward pass, ours once per prompt), so they are compared as aggregates only.
+Writes `anchors/<unit>/compare.json` and prints a markdown row per unit.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 from compare_site import agreement, probe_gap
 from handover import records, write_checkpoint
-from units import by_task, compared, handover_and_compare
+from units import by_task, compared, handover_and_compare, unit_args
 
+from icr_app.analyses.anchors.compression import fixed_demo_prompts
+from icr_app.analyses.anchors.isolation import isolation_experiment, predict
+from icr_app.analyses.anchors.prompt import AnchorPrompt, first_label_ids
 from icr_app.analyses.anchors.saliency import FLOWS, flow_scores, information_flow, task_prompts
 from icr_app.core.models import LoadedModel, load_model
-from icr_app.core.prompts import SHOTS, answer_text
-from icr_app.core.tasks import builtin_task, split
+from icr_app.core.prompts import SHOTS, Template, answer_text
+from icr_app.core.tasks import Task, builtin_task, split
+from icr_app.stats import paired
 
 SHOTS_PER_CLASS = None  # ICL Lab's `shots=None`: one demonstration per class, the authors' demonstration_shot 1
 
 
-def unit_name(task: str, seed: int) -> str:
-    return f"{task}-s{seed}-anchors"
+def unit_name(task: str, seed: int, analysis: str = "flow") -> str:
+    return f"{task}-s{seed}-{'anchors' if analysis == 'flow' else analysis}"
 
 
-def handover(lm: LoadedModel, run: Path, name: str, seed: int, n_test: int) -> Path:
-    """Write one unit's folder: ICL Lab's flow prompts for `name` and `seed`, in both sides' formats."""
+def analysis_prompts(lm: LoadedModel, task: Task, n_test: int, seed: int, analysis: str,
+                     ) -> tuple[list[AnchorPrompt], int]:
+    """ICL Lab's prompts of one analysis and the `min_train` of the split they come from. The flow's (`task_prompts`)
+    draw each item's demonstrations; isolation's are the authors' design, one set shared by every item
+    (`fixed_demo_prompts`)."""
+    if analysis == "flow":
+        return task_prompts(lm, task, n_test, SHOTS_PER_CLASS, seed), max(2, SHOTS)
+    return fixed_demo_prompts(lm, task, n_test, SHOTS_PER_CLASS, seed, Template())[1], max(2, len(task.labels))
+
+
+def handover(lm: LoadedModel, run: Path, name: str, seed: int, n_test: int, analysis: str = "flow") -> Path:
+    """Write one unit's folder: ICL Lab's prompts of `analysis` for `name` and `seed`, in both sides' formats."""
     task = builtin_task(name)  # a classification task: its label words are the anchors
-    prompts = task_prompts(lm, task, n_test, SHOTS_PER_CLASS, seed)
-    train, test = split(task, n_test, seed, min_train=max(2, SHOTS))  # the split as handover.py hands it over
+    prompts, min_train = analysis_prompts(lm, task, n_test, seed, analysis)
+    train, test = split(task, n_test, seed, min_train=min_train)  # the split as handover.py hands it over
     if [p.query for p in prompts] != list(test.examples):
-        raise SystemExit(f"{name}: the flow's test items are not the eval split's")
+        raise SystemExit(f"{name}: the {analysis}'s test items are not the eval split's")
     pool = list(train.examples)
     labels = list(task.labels)
-    folder = run / "data" / unit_name(name, seed)
+    shared = analysis == "isolation"  # their shallow_layer.py wraps every item with one demonstration set
+    folder = run / "data" / unit_name(name, seed, analysis)
     folder.mkdir(parents=True, exist_ok=True)
     files = {
         "train.json": records(train.examples), "test.json": records(test.examples),
         "prompts.json": [p.text for p in prompts], "labels.json": [answer_text(label) for label in labels],
         "authors-train.json": [{"text": e.input, "label": labels.index(e.output)} for e in pool],
-        "authors-test.json": [{"text": p.query.input, "label": labels.index(p.query.output), "item": i,
-                               "demos": [pool.index(d) for d in p.demos]} for i, p in enumerate(prompts)],
-        "split.json": {"task": name, "kind": task.kind, "seed": seed, "n_test": n_test, "min_train": max(2, SHOTS),
-                       "shots": SHOTS_PER_CLASS, "method": "anchors"},
+        "authors-test.json": [{"text": p.query.input, "label": labels.index(p.query.output), "item": i}
+                              | ({} if shared else {"demos": [pool.index(d) for d in p.demos]})
+                              for i, p in enumerate(prompts)],
+        "split.json": {"task": name, "kind": task.kind, "seed": seed, "n_test": n_test, "min_train": min_train,
+                       "shots": SHOTS_PER_CLASS, "method": "anchors", "analysis": analysis},
     }
+    if shared:
+        files["shared-demos.json"] = [pool.index(d) for d in prompts[0].demos]
     for file, rows in files.items():
         (folder / file).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     return folder
@@ -90,6 +123,17 @@ def ours(lm: LoadedModel, run: Path, unit: str) -> tuple[list, dict]:
     return prompts, {**{k: torch.stack(v).double() for k, v in per_item.items()}, "result": result}
 
 
+def same_prompts(prompts: list[AnchorPrompt], items: list[dict]) -> dict[str, int]:
+    """How many items have the same prompt text, token ids, label-word positions and final position on both
+    sides."""
+    return {
+        "text": sum(p.text == t["prompt"] for p, t in zip(prompts, items)),
+        "input_ids": sum(list(p.input_ids) == t["input_ids"] for p, t in zip(prompts, items)),
+        "label_positions": sum(p.label_positions == t["label_positions"] for p, t in zip(prompts, items)),
+        "final_position": sum(p.target == t["final_position"] for p, t in zip(prompts, items)),
+    }
+
+
 def normalised(mean: torch.Tensor) -> torch.Tensor:
     """(3, L) mean flows, each layer rescaled to sum to 1 (their notebook; our FlowResult.normalised)."""
     return mean / mean.sum(0, keepdim=True)
@@ -102,12 +146,7 @@ def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
     prompts, mine = ours(lm, run, unit)
     seconds = time.perf_counter() - t0
     items = theirs["items"]
-    same = {
-        "text": sum(p.text == t["prompt"] for p, t in zip(prompts, items)),
-        "input_ids": sum(list(p.input_ids) == t["input_ids"] for p, t in zip(prompts, items)),
-        "label_positions": sum(p.label_positions == t["label_positions"] for p, t in zip(prompts, items)),
-        "final_position": sum(p.target == t["final_position"] for p, t in zip(prompts, items)),
-    }
+    same = same_prompts(prompts, items)
     a = mine["items"]  # (n, 3, L)
     b = torch.tensor([[t["flows"][k] for k in FLOWS] for t in items], dtype=torch.float64)
     mean_a, mean_b = a.mean(0), b.mean(0)
@@ -155,9 +194,108 @@ def table_row(task: str, units: list[dict]) -> str:
             f"{max(u['max rel diff, raw per item'] for u in units):.1e} | {lead} |")
 
 
+K = 5  # layers isolated: ICL Lab's default (`--k`), their ShallowArgs.mask_layer_num's default
+BATCH = 8  # ICL Lab's default batch of isolation's forward passes (`--batch-size`)
+
+
+def our_isolation(lm: LoadedModel, run: Path, unit: str) -> tuple[list[AnchorPrompt], dict, dict]:
+    """ICL Lab's isolation prompts for the unit (rebuilt, and checked against the handed-over texts), per
+    condition its per-item predicted labels (`isolation.predict`, what `isolation_experiment` runs), and
+    `isolation_experiment`'s own rows (loyalty, accuracy), which include its random-token control."""
+    meta = json.loads((run / "data" / unit / "split.json").read_text())
+    task = builtin_task(meta["task"])
+    prompts, _ = analysis_prompts(lm, task, meta["n_test"], meta["seed"], "isolation")
+    if [p.text for p in prompts] != json.loads((run / "data" / unit / "prompts.json").read_text()):
+        raise SystemExit(f"{unit}: ICL Lab's prompts changed since the hand-over; rerun it")
+    label_ids, rows = first_label_ids(lm, task.labels), [p.label_positions for p in prompts]
+    layers = {"none": set(), f"label words, first {K}": set(range(K)),
+              f"label words, last {K}": set(range(lm.n_layers - K, lm.n_layers))}
+    preds = {name: predict(lm, prompts, label_ids, rows if ls else None, ls, BATCH) for name, ls in layers.items()}
+    table = {r.condition if r.layers == "-" else f"{r.condition}, {r.layers}": asdict(r) for r in
+             isolation_experiment(lm, prompts, task.labels, k=K, seed=meta["seed"], batch_size=BATCH)}
+    return prompts, preds, table
+
+
+def rates(preds: list[int], base: list[int], gold: list[int]) -> dict[str, float]:
+    n = len(preds)
+    return {"loyalty": sum(a == b for a, b in zip(preds, base)) / n,
+            "accuracy": sum(a == g for a, g in zip(preds, gold)) / n}
+
+
+def compared_condition(ours: list[int], theirs: dict, bases: tuple[list[int], list[int]], gold: list[int]) -> dict:
+    """One condition item by item: the same predicted label, loyalty and accuracy on each side, the paired
+    McNemar of the two sides' correctness, the items where they differ."""
+    gaps = [sorted(lg, reverse=True) for lg in theirs["label_logits"]]
+    return {
+        "same label": sum(a == b for a, b in zip(ours, theirs["predicted"])),
+        "ours": rates(ours, bases[0], gold), "theirs": rates(theirs["predicted"], bases[1], gold),
+        "ours vs theirs, correct": paired([a == g for a, g in zip(ours, gold)],
+                                          [b == g for b, g in zip(theirs["predicted"], gold)]),
+        # how close their nearest call was: a difference this small between the two sides' logits flips a label
+        "smallest top-two label-logit gap, theirs": min(float(g[0] - g[1]) for g in gaps),
+        "differing items": [{"item": i, "ours": a, "theirs": b, "their label logits": theirs["label_logits"][i]}
+                            for i, (a, b) in enumerate(zip(ours, theirs["predicted"])) if a != b],
+        "predicted": {"ours": ours, "theirs": theirs["predicted"]}}
+
+
+def compare_isolation_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
+    theirs = json.loads((run / "anchors" / unit / "authors" / "isolation.json").read_text())
+    meta = json.loads((run / "data" / unit / "split.json").read_text())
+    t0 = time.perf_counter()
+    prompts, mine, table = our_isolation(lm, run, unit)
+    seconds = time.perf_counter() - t0
+    gold, their_conditions = theirs["gold"], theirs["conditions"]
+    labels = list(builtin_task(meta["task"]).labels)
+    if [labels.index(p.query.output) for p in prompts] != gold:
+        raise SystemExit(f"{unit}: the two sides' gold labels differ")
+    bases = (mine["none"], their_conditions["none"]["predicted"])
+    conditions = {name: compared_condition(preds, their_conditions[name], bases, gold) for name, preds in mine.items()}
+    for name, c in conditions.items():
+        if c["ours"] != {k: table[name][k] for k in c["ours"]}:
+            raise SystemExit(f"{unit}: the per-item predictions do not give isolation_experiment's {name} row")
+    control = {name: {"ours": {k: table[name][k] for k in ("loyalty", "accuracy")},
+                      "theirs": rates(c["predicted"], bases[1], gold)}
+               for name, c in their_conditions.items() if name.startswith("random")}
+    return {"unit": unit, "task": meta["task"], "seed": meta["seed"], "n": len(gold), "k": K,
+            "same prompts": same_prompts(prompts, theirs["items"]), "conditions": conditions,
+            "random-token control (aggregate only)": control,
+            "seconds": {"ours": seconds, "theirs": theirs["settings"]["seconds"]}, "their settings": theirs["settings"]}
+
+
+def isolation_row(u: dict) -> str:
+    """A markdown row per unit: same prompts, same labels per condition, loyalty and accuracy both sides."""
+    c = u["conditions"]
+    first, last = c[f"label words, first {K}"], c[f"label words, last {K}"]
+
+    def pair(cond: dict, key: str) -> str:
+        return f"{cond['ours'][key]:.3f} / {cond['theirs'][key]:.3f}"
+
+    return (f"| {u['unit']} | {u['n']} | {min(u['same prompts'].values())}/{u['n']} | "
+            + " / ".join(str(v["same label"]) for v in c.values())
+            + f" | {pair(first, 'loyalty')} | {pair(last, 'loyalty')} | "
+            + "; ".join(pair(v, "accuracy") for v in c.values())
+            + " | " + "; ".join(f"{v['ours vs theirs, correct']['p_mcnemar']:.2f}" for v in c.values()) + " |")
+
+
+def compare_isolation(lm: LoadedModel, run: Path, names: list[str]) -> None:
+    def describe(u: dict) -> str:
+        return (f"same prompts {u['same prompts']} of {u['n']}, same label "
+                f"{ {k: v['same label'] for k, v in u['conditions'].items()} }")
+
+    units = compared(run, "anchors", names, lambda unit: compare_isolation_unit(lm, run, unit), describe)
+    print(f"| unit | n | same prompts | same label: none / first {K} / last {K} | loyalty first {K}, ours / theirs | "
+          f"loyalty last {K}, ours / theirs | accuracy none; first {K}; last {K}, ours / theirs | McNemar p |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(isolation_row(u) for u in units))
+
+
 def main() -> None:
-    ap, _ = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-anchors",
-                                 "built-in classification tasks whose labels' first tokens differ")
+    ap, sub = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-anchors",
+                                   "built-in classification tasks whose labels' first tokens differ")
+    sub.choices["handover"].add_argument("--analysis", choices=["flow", "isolation"], default="flow",
+                                         help="whose prompts: the flow's (per-item demonstrations) or isolation's")
+    unit_args(sub.add_parser("compare-isolation", help="compare ours with the authors' isolation on each unit"),
+              "sentiment-s0-isolation")
     args = ap.parse_args()
     lm = load_model(args.model)
     if args.command == "handover":
@@ -165,7 +303,10 @@ def main() -> None:
             write_checkpoint(Path(lm.model.name_or_path), args.run / args.model)
         for name in args.tasks:
             for seed in args.seeds:
-                print(handover(lm, args.run, name, seed, args.n_test))
+                print(handover(lm, args.run, name, seed, args.n_test, args.analysis))
+        return
+    if args.command == "compare-isolation":
+        compare_isolation(lm, args.run, args.units)
         return
 
     def describe(u: dict) -> str:
