@@ -60,15 +60,17 @@ def test_the_sweep_keeps_the_best_held_out_block_and_its_own_vector(lm):
 
 
 def test_the_blocks_trained_at():
-    assert sweep_blocks(30, LearnedTaskVectorConfig()) == [10] and sweep_blocks(18, LearnedTaskVectorConfig()) == [6]
+    """Every block by default (the paper's sweep); a third of the depth with `sweep` 0; a given `layer` alone."""
+    assert sweep_blocks(30, LearnedTaskVectorConfig()) == list(range(30))
+    one = LearnedTaskVectorConfig(sweep=0)
+    assert sweep_blocks(30, one) == [10] and sweep_blocks(18, one) == [6]
     assert sweep_blocks(30, LearnedTaskVectorConfig(layer=7)) == [7]
+    assert sweep_blocks(30, LearnedTaskVectorConfig(layer=7, sweep=3)) == [7]
     assert sweep_blocks(30, LearnedTaskVectorConfig(sweep=4)) == [6, 12, 18, 24]
     assert sweep_blocks(4, LearnedTaskVectorConfig(sweep=4)) == sweep_blocks(4, LearnedTaskVectorConfig(sweep=-1)) \
         == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="not a block"):
         sweep_blocks(4, LearnedTaskVectorConfig(layer=4))
-    with pytest.raises(ValueError, match="give one of them"):
-        sweep_blocks(30, LearnedTaskVectorConfig(layer=7, sweep=3))
 
 
 def test_a_block_beyond_the_model_or_too_few_examples_is_refused(lm):

@@ -225,10 +225,9 @@ build the methods that learn from the examples → open the tabs below to see *w
     "ltv.explain": "A task vector read off few-shot prompts is only as good as the model's own summary of the "
                    "demonstrations. A learned task vector is trained instead: one vector, added to the residual "
                    "stream at a zero-shot query's last token after one block, is moved by gradient descent until the "
-                   "right answers of the training examples become likely, while the model stays frozen. It is trained "
-                   "a third of the way up the model, or at several blocks (a sweep) keeping the one that answers the "
-                   "most held-out examples right (left); on the right, how long the vector is next to the hidden "
-                   "state it is added to.",
+                   "right answers of the training examples become likely, while the model stays frozen. One vector is "
+                   "trained at every block (a sweep), and the one that answers the most held-out examples right is "
+                   "kept (left); on the right, how long the vector is next to the hidden state it is added to.",
     "ltv.figure": "held-out accuracy per block, and the vector's norm",
     "ltv.summary": "Learned task vector for **{task}**: trained on {n_fit} zero-shot prompts for {steps} steps at "
                    "each of {n_layers} blocks; block {layer} chosen on {n_val} held-out examples (accuracy {acc:.2f}, "
@@ -693,8 +692,8 @@ ZH: dict[str, str] = {
     "ltv.tab": "学习得到的任务向量",
     "ltv.explain": "从少样本提示中读出的任务向量，其好坏取决于模型自己对示例的概括。学习得到的任务向量则是训练出来的："
                    "在零样本查询的最后一个词元处、某个块之后加到残差流上的一个向量，用梯度下降调整，直到训练样本的正确"
-                   "答案变得可能，而模型本身保持冻结。它在模型三分之一深度处训练，或在几个块上分别训练（扫描），保留在"
-                   "留出样本上答对最多的那个（左图）；右图比较向量的长度和它所加到的隐藏状态的长度。",
+                   "答案变得可能，而模型本身保持冻结。在每个块上各训练一个向量（扫描），保留在留出样本上答对最多的那个"
+                   "（左图）；右图比较向量的长度和它所加到的隐藏状态的长度。",
     "ltv.figure": "每个块的留出准确率，以及向量的范数",
     "ltv.summary": "**{task}** 的学习任务向量：在 {n_fit} 个零样本提示上训练，每个块 {steps} 步，共 {n_layers} 个块；"
                    "在 {n_val} 个留出样本上选中第 {layer} 个块（准确率 {acc:.2f}，零样本 {zs:.2f}）；‖v‖ = {norm:.1f}，"
