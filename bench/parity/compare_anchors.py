@@ -1,10 +1,12 @@
-"""ICL Lab's anchor analyses beside the anchors authors' code, on the same prompts: the flow curves, and isolation.
+"""ICL Lab's anchor analyses beside their authors' code on the same prompts: flow, isolation, compression.
 
     PYTHONPATH=. python bench/parity/compare_anchors.py handover --run /work/parity-run sentiment headline-topic \
-        --seeds 0 1 [--analysis isolation]
+        --seeds 0 1 [--analysis isolation|compression]
     PYTHONPATH=. python bench/parity/compare_anchors.py compare --run /work/parity-run sentiment-s0-anchors ...
     PYTHONPATH=. python bench/parity/compare_anchors.py compare-isolation --run /work/parity-run \
         sentiment-s0-isolation ...
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare-compression --run /work/parity-run \
+        sentiment-s0-compression ... [--design ported]
 
 `handover` writes the model's checkpoint as handover.py does (`<model>/`, when it is not there yet) and, per task
 and seed, `data/<task>-s<seed>-anchors/`: ICL Lab's prompts of its flow analysis
@@ -33,6 +35,16 @@ predicted label item by item, loyalty to each side's unisolated run, accuracy, a
 sides' correctness (`icr_app.stats.paired`). The random-token controls draw different positions on the two sides
 (theirs anew in every layer and forward pass, ours once per prompt), so they are compared as aggregates only.
 Writes `anchors/<unit>/compare.json` and prints a markdown row per unit.
+
+`handover --analysis compression` writes `data/<task>-s<seed>-compression/` as isolation's (the same prompts).
+`compare-compression [--design matched|ported]` reads anchors_authors.py --analysis compression's
+`compression-<design>.json`, computes per item the label words' logits of ICL Lab's three runs
+(`compression_experiment`'s: full few-shot, the full cache, the anchors cache; its functions and batch, and its
+own accuracy and loyalty, which the per-item logits must give), and sets them beside theirs: full few-shot and the
+full cache beside their full ICL, the anchors cache beside their Hidden_anchor. Per pair: the same predicted label,
+accuracy and loyalty on each side, McNemar, the largest label-logit difference; and whether the two caches keep
+the same positions. Their Text_anchor and Hidden_random (ICL Lab has neither) are kept as aggregates. Writes
+`anchors/<unit>/compare-compression-<design>.json`.
 """
 
 from __future__ import annotations
@@ -47,12 +59,14 @@ from compare_site import agreement, probe_gap
 from handover import records, write_checkpoint
 from units import by_task, compared, handover_and_compare, unit_args
 
-from icr_app.analyses.anchors.compression import fixed_demo_prompts
+from icr_app.analyses.anchors.compression import anchor_positions, compression_experiment, fixed_demo_prompts
 from icr_app.analyses.anchors.isolation import isolation_experiment, predict
+from icr_app.analyses.anchors.prefix import answer_logits, demo_cache, shared_prefix
 from icr_app.analyses.anchors.prompt import AnchorPrompt, first_label_ids
 from icr_app.analyses.anchors.saliency import FLOWS, flow_scores, information_flow, task_prompts
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.prompts import SHOTS, Template, answer_text
+from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import Task, builtin_task, split
 from icr_app.stats import paired
 
@@ -66,7 +80,7 @@ def unit_name(task: str, seed: int, analysis: str = "flow") -> str:
 def analysis_prompts(lm: LoadedModel, task: Task, n_test: int, seed: int, analysis: str,
                      ) -> tuple[list[AnchorPrompt], int]:
     """ICL Lab's prompts of one analysis and the `min_train` of the split they come from. The flow's (`task_prompts`)
-    draw each item's demonstrations; isolation's are the authors' design, one set shared by every item
+    draw each item's demonstrations; the others' are the authors' design, one set shared by every item
     (`fixed_demo_prompts`)."""
     if analysis == "flow":
         return task_prompts(lm, task, n_test, SHOTS_PER_CLASS, seed), max(2, SHOTS)
@@ -82,7 +96,7 @@ def handover(lm: LoadedModel, run: Path, name: str, seed: int, n_test: int, anal
         raise SystemExit(f"{name}: the {analysis}'s test items are not the eval split's")
     pool = list(train.examples)
     labels = list(task.labels)
-    shared = analysis == "isolation"  # their shallow_layer.py wraps every item with one demonstration set
+    shared = analysis != "flow"  # their shallow_layer.py and compress.py: one demonstration set
     folder = run / "data" / unit_name(name, seed, analysis)
     folder.mkdir(parents=True, exist_ok=True)
     files = {
@@ -289,13 +303,107 @@ def compare_isolation(lm: LoadedModel, run: Path, names: list[str]) -> None:
     print("\n".join(isolation_row(u) for u in units))
 
 
+COMPRESS_BATCH = 16  # compression_experiment's default batch
+# ICL Lab's runs beside theirs (anchors_authors.py's COMPRESS_RUNS): full few-shot is their full ICL, the anchors
+# cache their Hidden_anchor; ICL Lab's full cache (the whole demonstrations cached) is also set beside their full ICL
+PAIRS = {"full few-shot": "full ICL", "full cache": "full ICL", "anchors cache": "Hidden_anchor"}
+
+
+@torch.no_grad()
+def our_compression(lm: LoadedModel, run: Path, unit: str) -> tuple[list[AnchorPrompt], dict, dict]:
+    """ICL Lab's compression prompts for the unit (rebuilt, checked against the hand-over), per run the label words'
+    logits per item (what compression_experiment computes, by its functions and batch), and compression_experiment's
+    own variants, which the per-item labels must give."""
+    meta = json.loads((run / "data" / unit / "split.json").read_text())
+    task = builtin_task(meta["task"])
+    prompts, _ = analysis_prompts(lm, task, meta["n_test"], meta["seed"], "compression")
+    if [p.text for p in prompts] != json.loads((run / "data" / unit / "prompts.json").read_text()):
+        raise SystemExit(f"{unit}: ICL Lab's prompts changed since the hand-over; rerun it")
+    label_ids, prefix = first_label_ids(lm, task.labels), shared_prefix(prompts)
+    batches = [prompts[s: s + COMPRESS_BATCH] for s in range(0, len(prompts), COMPRESS_BATCH)]
+
+    def cached(keep: list[int] | None) -> torch.Tensor:
+        demos = demo_cache(lm, prefix, keep)
+        return torch.cat([answer_logits(lm, demos, b)[:, label_ids] for b in batches])
+
+    logits = {"full few-shot": torch.cat([prefill(lm, encode(lm, [p.text for p in b]))[:, label_ids].float()
+                                          for b in batches]),
+              "full cache": cached(None), "anchors cache": cached(anchor_positions(prompts[0]))}
+    variants = compression_experiment(lm, task, prompts, COMPRESS_BATCH).to_json()["variants"]
+    return prompts, {k: v.tolist() for k, v in logits.items()}, variants
+
+
+def compressed_run(ours: list[list[float]], theirs: dict, bases: tuple[list[int], list[int]], gold: list[int]) -> dict:
+    """One of ICL Lab's runs beside its counterpart of theirs: isolation's per-item comparison, and the largest
+    difference between the two sides' label-word logits."""
+    preds = torch.tensor(ours).argmax(-1).tolist()
+    diff = (torch.tensor(ours) - torch.tensor(theirs["label_logits"])).abs().max()
+    return compared_condition(preds, theirs, bases, gold) | {"max abs label-logit diff": float(diff)}
+
+
+def compare_compression_unit(lm: LoadedModel, run: Path, unit: str, design: str) -> dict:
+    theirs = json.loads((run / "anchors" / unit / "authors" / f"compression-{design}.json").read_text())
+    t0 = time.perf_counter()
+    prompts, mine, variants = our_compression(lm, run, unit)
+    seconds = time.perf_counter() - t0
+    gold, their_runs = theirs["gold"], theirs["runs"]
+    bases = (torch.tensor(mine["full few-shot"]).argmax(-1).tolist(), their_runs["full ICL"]["predicted"])
+    runs = {f"{ours} / {PAIRS[ours]}": compressed_run(mine[ours], their_runs[PAIRS[ours]], bases, gold)
+            for ours in PAIRS}
+    for r, ours in zip(runs.values(), PAIRS):
+        if r["ours"] != {k: variants[ours][k] for k in r["ours"]}:
+            raise SystemExit(f"{unit}: the per-item logits do not give compression_experiment's {ours}")
+    kept = anchor_positions(prompts[0])
+    return {"unit": unit, "design": design, "n": len(gold), "runs": runs,
+            "same prompts": {"text": sum(p.text == t["prompt"] for p, t in zip(prompts, theirs["items"])),
+                             "input_ids": sum(list(p.input_ids) == t["input_ids"]
+                                              for p, t in zip(prompts, theirs["items"]))},
+            "cache": {"ours": kept, "theirs": theirs["cache"]["positions"],
+                      "same": kept == theirs["cache"]["positions"],
+                      "query starts at, ours / theirs": [prompts[0].prefix_len, theirs["cache"]["query_offset"]],
+                      "cached tokens / demonstration tokens": [len(kept), prompts[0].prefix_len]},
+            "theirs only (aggregate)": {k: rates(their_runs[k]["predicted"], bases[1], gold)
+                                        for k in ("Text_anchor", "Hidden_random")},
+            "seconds": {"ours": seconds, "theirs": theirs["settings"]["seconds"]}}
+
+
+def compression_row(u: dict) -> str:
+    """A markdown row per unit: same cache, then per run the same label, accuracy both sides, McNemar, logit diff."""
+    r = u["runs"].values()
+    return (f"| {u['unit']} | {u['design']} | {u['n']} | {min(u['same prompts'].values())}/{u['n']} | "
+            f"{'yes' if u['cache']['same'] else 'no'} ({len(u['cache']['ours'])} / {len(u['cache']['theirs'])}) | "
+            + " / ".join(str(v["same label"]) for v in r) + " | "
+            + "; ".join(f"{v['ours']['accuracy']:.3f} / {v['theirs']['accuracy']:.3f}" for v in r) + " | "
+            + "; ".join(f"{v['ours vs theirs, correct']['p_mcnemar']:.2f}" for v in r) + " | "
+            + "; ".join(f"{v['max abs label-logit diff']:.1e}" for v in r) + " |")
+
+
+def compare_compression(lm: LoadedModel, run: Path, names: list[str], design: str) -> None:
+    def describe(u: dict) -> str:
+        return f"same cache {u['cache']['same']}, same label { {k: v['same label'] for k, v in u['runs'].items()} }"
+
+    units = compared(run, "anchors", names, lambda unit: compare_compression_unit(lm, run, unit, design), describe,
+                     f"compare-compression-{design}.json")
+    runs = " / ".join(f"{a} vs {b}" for a, b in PAIRS.items())
+    print(f"| unit | design | n | same prompts | same cache (positions, ours / theirs) | same label: {runs} | "
+          "accuracy, ours / theirs | McNemar p | max abs label-logit diff |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(compression_row(u) for u in units))
+
+
+
+
 def main() -> None:
     ap, sub = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-anchors",
                                    "built-in classification tasks whose labels' first tokens differ")
-    sub.choices["handover"].add_argument("--analysis", choices=["flow", "isolation"], default="flow",
-                                         help="whose prompts: the flow's (per-item demonstrations) or isolation's")
+    sub.choices["handover"].add_argument("--analysis", choices=["flow", "isolation", "compression"],
+                                         default="flow", help="whose prompts: the flow's (per-item demonstrations), "
+                                                              "or the others' (one shared set)")
     unit_args(sub.add_parser("compare-isolation", help="compare ours with the authors' isolation on each unit"),
               "sentiment-s0-isolation")
+    unit_args(sub.add_parser("compare-compression", help="compare ours with the authors' compression on each unit"),
+              "sentiment-s0-compression").add_argument("--design", choices=["matched", "ported"], default="matched",
+                                                       help="which of anchors_authors.py's compression runs")
     args = ap.parse_args()
     lm = load_model(args.model)
     if args.command == "handover":
@@ -307,6 +415,9 @@ def main() -> None:
         return
     if args.command == "compare-isolation":
         compare_isolation(lm, args.run, args.units)
+        return
+    if args.command == "compare-compression":
+        compare_compression(lm, args.run, args.units, args.design)
         return
 
     def describe(u: dict) -> str:
