@@ -13,6 +13,7 @@ rm -rf "$A"
 mkdir -p "$A"
 # their package, the saliency script and the isolation scripts only: the notebooks and the other experiments are not run here
 git --git-dir="$MIRROR" archive "$COMMIT" icl attention_attr.py do_shallow_layer.py do_shallow_layer_non_label.py do_compress.py \
+  reweighting.py \
   LICENSE README.md requirements.txt | tar -x -C "$A"
 
 patched() {  # patched FILE COUNT PATTERN: the patch left COUNT lines matching PATTERN in FILE, or the setup stops
@@ -261,6 +262,54 @@ sed -i "s/^import warnings$/import os\n&/" "$A/$F"
 patched "$F" 1 "mask\[match_before - 1\] = True"
 patched "$F" 1 "^import os$"
 patched "$F" 2 "if line == '' and self.task_name == 'icllab':"
+
+# 7. Re-weighting (icl/analysis/reweighting.py: a weight per layer, head and label word, exp() times the final
+#    position's attention to that label word after the softmax, trained with Adam on training examples).
+F=icl/analysis/reweighting.py
+#  CPU, as 1.
+sed -i "s/device='cuda:0',/device='cpu',/" "$A/$F"
+patched "$F" 1 "device='cpu',"
+#  The demonstrations and the training examples: theirs are drawn together per class by
+#  sample_two_set_with_shot_per_class; here ICL Lab's shared set and its training examples (reweight-train.json:
+#  indices into authors-train.json, in ICL Lab's order).
+sed -i "s/^                                                                          a_total_shot=args.demonstration_total_shot)$/&\n        if args.task_name == 'icllab':  # ICL Lab's demonstrations and training examples (bench\/parity)\n            demonstration, train_samples = (dataset['train'].select(json.load(open(os.path.join(os.environ['ICLLAB_DATA'], f)))) for f in ('shared-demos.json', 'reweight-train.json'))/" "$A/$F"
+sed -i "s/^import pickle$/import json\n&/" "$A/$F"
+patched "$F" 1 "'shared-demos.json', 'reweight-train.json'"
+patched "$F" 1 "^import json$"
+#  The order: theirs reshuffles the previous epoch's order (Dataset.shuffle, unseeded); ICL Lab shuffles the
+#  examples afresh each epoch with its own seeded generator. reweight-order.json holds ICL Lab's order per epoch.
+sed -i "s/^        for epoch in tqdm(range(args.epoch_num)):$/        icllab_train = train_dataset  # bench\/parity\n&/" "$A/$F"
+sed -i "s/^            train_dataset = train_dataset.shuffle()$/            train_dataset = train_dataset.shuffle() if args.task_name != 'icllab' else icllab_train.select(json.load(open(os.path.join(os.environ['ICLLAB_DATA'], 'reweight-order.json')))[epoch])  # ICL Lab's order (bench\/parity)/" "$A/$F"
+patched "$F" 1 "icllab_train = train_dataset  # bench/parity"
+patched "$F" 1 "icllab_train.select(json.load"
+#  The attention: their training manager knows GPT-2 only. A Llama model gets LlamaAttentionerManager, their
+#  GPT2AttentionerManager over Llama's layers with 4.'s llama_attn, which calls the adapter after the softmax as
+#  gpt2_attn does.
+sed -i "s/^        if args.model_name in \['gpt2-xl'\]:$/        if model.model.config.model_type == 'llama':  # bench\/parity\n            attentionermanger = LlamaAttentionerManager(model.model, len(demonstration), predictor=predictor, device=model.device, n_head=args.n_head)\n        elif args.model_name in ['gpt2-xl']:/" "$A/$F"
+sed -i "s/^    GPT2AttentionerManager$/    GPT2AttentionerManager, LlamaAttentionerManager/" "$A/$F"
+patched "$F" 1 "attentionermanger = LlamaAttentionerManager(model.model, len(demonstration)"
+patched "$F" 1 "GPT2AttentionerManager, LlamaAttentionerManager$"
+F=icl/analysis/attentioner_for_train.py
+cat >> "$A/$F" <<'EOF'
+
+
+class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager for Llama (bench/parity)
+    def __init__(self, model: PreTrainedModel, n_demo, predictor: Predictor, device, n_head=1):
+        super().__init__(model, predictor, n_demo, device, n_head=n_head)
+
+    def register_attentioner_to_model(self):
+        from transformers.models.llama import modeling_llama
+        from icl.analysis.attentioner_for_attribution import llama_attn
+        modeling_llama.eager_attention_forward = llama_attn
+        self.model.config._attn_implementation = 'eager'
+        attention_adapters = []
+        for i, layer in enumerate(self.model.model.layers):
+            attention_adapter = AttentionAdapter(n_demo=self.n_demo, device=self.device, n_head=self.n_head)
+            layer.self_attn.attention_adapter = attention_adapter
+            attention_adapters.append(attention_adapter)
+        return attention_adapters
+EOF
+patched "$F" 1 "class LlamaAttentionerManager"
 
 python3.11 -m venv "$VENV"
 "$VENV/bin/pip" install -q torch==2.13.0
