@@ -37,6 +37,12 @@ kept, as a prompt). `--design matched` (the default) keeps the "\n\n" separator'
 as ICL Lab does; `--design ported` leaves their strings to decide (anchors_setup.sh's change 6 says why they
 differ). Writes `compression-<design>.json`: per run and per handed-over item the predicted label and the label
 words' logits; the kept positions and the query's first position; per item the prompt and token ids.
+
+With `--analysis reweighting` (a unit of `handover --analysis reweighting`: the shared set, ICL Lab's training
+examples and their order per epoch) it runs `reweighting.py` as `__main__`, as their experiment_reweighting.py runs
+it (lr 0.01, 4 training examples per class, 10 epochs; n_head the model's): the weights trained, then the test
+items predicted with them and without. Writes `reweighting.json`: both runs per item, the epoch losses, the learnt
+weights (layer, head, class) and their settings.
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ def main() -> None:
     ap = unit_parser(__doc__.splitlines()[0], "an absolute path: their loader takes it as a local checkpoint",
                      "a folder under --data written by compare_anchors.py handover")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--analysis", choices=["flow", "isolation", "compression"], default="flow")
+    ap.add_argument("--analysis", choices=["flow", "isolation", "compression", "reweighting"], default="flow")
     ap.add_argument("--design", choices=["matched", "ported"], default="matched",
                     help="compression: keep the separator's last token before the query, as ICL Lab does (matched), "
                          "or let their ContextSolver's strings decide (ported); anchors_setup.sh's change 6")
@@ -76,7 +82,8 @@ def main() -> None:
     os.environ["ICLLAB_DATA"] = str(unit)  # read by their 'icllab' task (anchors_setup.sh)
     sys.path.insert(0, str(Path.cwd()))
     args.out.mkdir(parents=True, exist_ok=True)
-    {"flow": flow, "isolation": isolation, "compression": compression}[args.analysis](args, unit)
+    {"flow": flow, "isolation": isolation, "compression": compression, "reweighting": reweighting}[args.analysis](
+        args, unit)
 
 
 def seeded(seed: int) -> None:
@@ -237,6 +244,44 @@ def compression(args, unit: Path) -> None:
     print(json.dumps({"n": len(test), "cached": len(kept), "seconds": round(seconds, 1)}))
 
 
+
+# ICL Lab's re-weighting settings (compare_anchors.py's RW): their experiment_reweighting.py's lr 0.01, their defaults
+# of 4 training examples per class and 10 epochs; n_head is the model's (theirs: 25, GPT2-XL's)
+REWEIGHT = {"lr": 0.01, "train_num_per_class": 4, "epoch_num": 10}
+
+
+def reweighting(args, unit: Path) -> None:
+    """Their reweighting.py as `__main__` (as experiment_reweighting.py runs it): the weights trained on the training
+    examples, then the test items predicted with them (y) and without (y2); keeps both and the learnt weights."""
+    from transformers import AutoConfig
+
+    test = json.loads((unit / "authors-test.json").read_text())
+    module = importlib.import_module("icl.analysis.reweighting")
+    tokenized: list = []
+    tokenize = module.tokenize_dataset
+    module.tokenize_dataset = lambda dataset, tokenizer: tokenized.append(tokenize(dataset, tokenizer)) or tokenized[-1]
+    n_head = AutoConfig.from_pretrained(Path(args.model).resolve()).num_attention_heads
+    sys.argv = ["reweighting.py", "--task_name", "icllab", "--model_name", str(Path(args.model).resolve()),
+                "--seeds", str(args.seed), "--demonstration_shot", str(SHOTS), "--sample_size", str(SAMPLE_SIZE),
+                "--n_head", str(n_head), *(f"--{k}={v}" for k, v in REWEIGHT.items()),
+                "--save_folder", str(args.out / "results" / "reweighting")]
+    t0 = time.perf_counter()
+    g = runpy.run_path("reweighting.py", run_name="__main__")
+    seconds = time.perf_counter() - t0
+    module.tokenize_dataset = tokenize
+    (((y, losses, params, y0, _),),) = g["args"].load_result()  # their pickle: [[(y, loss_list, params, y2, loss)]]
+    order = tokenized[0]["item"]  # the test items in their shuffled order (the training examples come second)
+    runs = {}
+    for name, r in (("before", y0), ("after", y)):
+        by_item = sorted(zip(order, r.predictions[0].argmax(-1).tolist(), r.predictions[1].tolist()))
+        runs[name] = {"predicted": [p for _, p, _ in by_item], "label_logits": [lg for _, _, lg in by_item]}
+    out = {"runs": runs, "gold": [r["label"] for r in test], "losses": losses,
+           "weights": torch.stack([p.detach() for p in params]).tolist(),  # (layers, heads, classes), by class
+           "training prompts": tokenized[1]["sentence"],
+           "settings": {"script": "reweighting.py", **REWEIGHT, "n_head": n_head, "demonstration_shot": SHOTS,
+                        "seed": args.seed, "n": len(test), "seconds": seconds}}
+    (args.out / "reweighting.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps({"n": len(test), "losses": [round(v, 4) for v in losses], "seconds": round(seconds, 1)}))
 
 
 if __name__ == "__main__":
