@@ -1,12 +1,14 @@
-"""ICL Lab's anchor analyses beside their authors' code on the same prompts: flow, isolation, compression.
+"""ICL Lab's anchor analyses beside their authors' code on the same prompts: flow, isolation, compression, re-weighting.
 
     PYTHONPATH=. python bench/parity/compare_anchors.py handover --run /work/parity-run sentiment headline-topic \
-        --seeds 0 1 [--analysis isolation|compression]
+        --seeds 0 1 [--analysis isolation|compression|reweighting]
     PYTHONPATH=. python bench/parity/compare_anchors.py compare --run /work/parity-run sentiment-s0-anchors ...
     PYTHONPATH=. python bench/parity/compare_anchors.py compare-isolation --run /work/parity-run \
         sentiment-s0-isolation ...
     PYTHONPATH=. python bench/parity/compare_anchors.py compare-compression --run /work/parity-run \
         sentiment-s0-compression ... [--design ported]
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare-reweighting --run /work/parity-run \
+        sentiment-s0-reweighting ...
 
 `handover` writes the model's checkpoint as handover.py does (`<model>/`, when it is not there yet) and, per task
 and seed, `data/<task>-s<seed>-anchors/`: ICL Lab's prompts of its flow analysis
@@ -45,11 +47,19 @@ full cache beside their full ICL, the anchors cache beside their Hidden_anchor. 
 accuracy and loyalty on each side, McNemar, the largest label-logit difference; and whether the two caches keep
 the same positions. Their Text_anchor and Hidden_random (ICL Lab has neither) are kept as aggregates. Writes
 `anchors/<unit>/compare-compression-<design>.json`.
+
+`handover --analysis reweighting` adds to the shared set ICL Lab's training examples (`reweight-train.json`) and
+the order reweight_experiment visits them in each epoch (`reweight-order.json`). `compare-reweighting` runs
+`reweight_experiment` (ICL Lab's defaults, the paper's recipe) and, per item, the label words' logits before and
+after with the β it learnt; beside theirs: the same label, accuracy, McNemar, logit difference, and the learnt
+weights' Pearson r and largest difference (their columns are classes, ours demonstrations: mapped). Writes
+`anchors/<unit>/compare-reweighting.json`.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -59,10 +69,12 @@ from compare_site import agreement, probe_gap
 from handover import records, write_checkpoint
 from units import by_task, compared, handover_and_compare, unit_args
 
+from icr_app.analyses.anchors import reweighting
 from icr_app.analyses.anchors.compression import anchor_positions, compression_experiment, fixed_demo_prompts
 from icr_app.analyses.anchors.isolation import isolation_experiment, predict
 from icr_app.analyses.anchors.prefix import answer_logits, demo_cache, shared_prefix
 from icr_app.analyses.anchors.prompt import AnchorPrompt, first_label_ids
+from icr_app.analyses.anchors.reweighting import reweight_experiment, reweighted, training_examples
 from icr_app.analyses.anchors.saliency import FLOWS, flow_scores, information_flow, task_prompts
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.prompts import SHOTS, Template, answer_text
@@ -71,6 +83,9 @@ from icr_app.core.tasks import Task, builtin_task, split
 from icr_app.stats import paired
 
 SHOTS_PER_CLASS = None  # ICL Lab's `shots=None`: one demonstration per class, the authors' demonstration_shot 1
+# re-weighting's settings, ICL Lab's defaults: the paper's (4 training examples per class, 10 epochs, Adam lr 0.01,
+# their experiment_reweighting.py's lr; ReweightingArgs' own default lr is 0.1)
+RW = {"per_class": 4, "epochs": 10, "lr": 0.01}
 
 
 def unit_name(task: str, seed: int, analysis: str = "flow") -> str:
@@ -96,7 +111,7 @@ def handover(lm: LoadedModel, run: Path, name: str, seed: int, n_test: int, anal
         raise SystemExit(f"{name}: the {analysis}'s test items are not the eval split's")
     pool = list(train.examples)
     labels = list(task.labels)
-    shared = analysis != "flow"  # their shallow_layer.py and compress.py: one demonstration set
+    shared = analysis != "flow"  # their shallow_layer.py, compress.py, reweighting.py: one demonstration set
     folder = run / "data" / unit_name(name, seed, analysis)
     folder.mkdir(parents=True, exist_ok=True)
     files = {
@@ -111,9 +126,23 @@ def handover(lm: LoadedModel, run: Path, name: str, seed: int, n_test: int, anal
     }
     if shared:
         files["shared-demos.json"] = [pool.index(d) for d in prompts[0].demos]
+    if analysis == "reweighting":
+        files |= reweighting_files(train, prompts[0].demos, pool, seed)
     for file, rows in files.items():
         (folder / file).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     return folder
+
+
+def reweighting_files(train: Task, demos: tuple, pool: list, seed: int) -> dict[str, list]:
+    """Re-weighting's training examples (`training_examples`, as reweight_experiment draws them) as indices into the
+    training part, and the order reweight_experiment visits them in each epoch (its generator, seeded as it seeds
+    it): their reweighting.py takes both (anchors_setup.sh's change 7)."""
+    examples = training_examples(train, list(demos), RW["per_class"], seed)
+    rng, orders = random.Random(seed), []
+    for _ in range(RW["epochs"]):
+        orders.append(list(range(len(examples))))
+        rng.shuffle(orders[-1])
+    return {"reweight-train.json": [pool.index(e) for e in examples], "reweight-order.json": orders}
 
 
 def ours(lm: LoadedModel, run: Path, unit: str) -> tuple[list, dict]:
@@ -391,12 +420,92 @@ def compare_compression(lm: LoadedModel, run: Path, names: list[str], design: st
     print("\n".join(compression_row(u) for u in units))
 
 
+@torch.no_grad()
+def reweighted_logits(lm: LoadedModel, demos, prompts: list[AnchorPrompt], label_ids: torch.Tensor,
+                      beta: torch.Tensor | None) -> list[list[float]]:
+    """The label words' logits per item, as re-weighting's `accuracy` computes them (its batch, its intervention)."""
+    out = []
+    for s in range(0, len(prompts), COMPRESS_BATCH):
+        b = prompts[s: s + COMPRESS_BATCH]
+        ctx = reweighted(lm, beta, b[0].label_tokens, demos.prefix_len) if beta is not None else None
+        out += answer_logits(lm, demos, b, ctx)[:, label_ids].tolist()
+    return out
+
+
+def our_reweighting(lm: LoadedModel, run: Path, unit: str) -> tuple[list[AnchorPrompt], dict, dict]:
+    """ICL Lab's `reweight_experiment` on the unit's prompts, its `accuracy` watched to keep the cache and the learnt
+    β it scores with; per item the label words' logits before and after, β, and its result."""
+    meta = json.loads((run / "data" / unit / "split.json").read_text())
+    task = builtin_task(meta["task"])
+    train, prompts = fixed_demo_prompts(lm, task, meta["n_test"], SHOTS_PER_CLASS, meta["seed"], Template())
+    if [p.text for p in prompts] != json.loads((run / "data" / unit / "prompts.json").read_text()):
+        raise SystemExit(f"{unit}: ICL Lab's prompts changed since the hand-over; rerun it")
+    seen: list = []
+    score = reweighting.accuracy
+    reweighting.accuracy = lambda *a: seen.append(a) or score(*a)  # (lm, demos, prompts, labels, beta, batch)
+    try:
+        result = reweight_experiment(lm, task, train, prompts, Template(), per_class=RW["per_class"],
+                                     epochs=RW["epochs"], lr=RW["lr"], seed=meta["seed"], batch_size=COMPRESS_BATCH)
+    finally:
+        reweighting.accuracy = score
+    (_, demos, *_), (*_, beta, _) = seen  # before (β None), after
+    label_ids = first_label_ids(lm, task.labels)
+    logits = {name: reweighted_logits(lm, demos, prompts, label_ids, b) for name, b in (("before", None),
+                                                                                       ("after", beta))}
+    return prompts, {**logits, "beta": beta}, result.to_json()
+
+
+def compare_reweighting_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
+    theirs = json.loads((run / "anchors" / unit / "authors" / "reweighting.json").read_text())
+    t0 = time.perf_counter()
+    prompts, mine, result = our_reweighting(lm, run, unit)
+    seconds = time.perf_counter() - t0
+    gold, labels = theirs["gold"], list(builtin_task(json.loads((run / "data" / unit / "split.json").read_text())
+                                                     ["task"]).labels)
+    bases = (torch.tensor(mine["before"]).argmax(-1).tolist(), theirs["runs"]["before"]["predicted"])
+    runs = {name: compressed_run(mine[name], theirs["runs"][name], bases, gold) for name in ("before", "after")}
+    for name in runs:
+        if runs[name]["ours"]["accuracy"] != result[f"accuracy_{name}"]:
+            raise SystemExit(f"{unit}: the per-item logits do not give reweight_experiment's accuracy {name}")
+    # their weight column j is class j's label word; ICL Lab's β column k is demonstration k's
+    cols = [labels.index(d.output) for d in prompts[0].demos]
+    a, b = mine["beta"].flatten(), torch.tensor(theirs["weights"])[:, :, cols].flatten()
+    n = len(json.loads((run / "data" / unit / "reweight-train.json").read_text()))  # training examples
+    return {"unit": unit, "n": len(gold), "runs": runs, "n_train": n,
+            "weights": {"pearson": float(torch.corrcoef(torch.stack([a, b]))[0, 1]),
+                        "max abs diff": float((a - b).abs().max()), "mean abs, ours / theirs":
+                        [float(a.abs().mean()), float(b.abs().mean())]},
+            # theirs divides each epoch's summed loss by the number of examples less one (their loop's last idx)
+            "epoch losses, ours / theirs (rescaled to a mean)": [result["losses"],
+                                                                  [v * (n - 1) / n for v in theirs["losses"]]],
+            "seconds": {"ours": seconds, "theirs": theirs["settings"]["seconds"]}}
+
+
+def reweighting_row(u: dict) -> str:
+    r, w = u["runs"], u["weights"]
+    return (f"| {u['unit']} | {u['n']} | {u['n_train']} | {r['before']['same label']} / {r['after']['same label']} | "
+            + "; ".join(f"{v['ours']['accuracy']:.3f} / {v['theirs']['accuracy']:.3f}" for v in r.values()) + " | "
+            + "; ".join(f"{v['ours vs theirs, correct']['p_mcnemar']:.2f}" for v in r.values()) + " | "
+            + "; ".join(f"{v['max abs label-logit diff']:.1e}" for v in r.values())
+            + f" | {w['pearson']:.6f} | {w['max abs diff']:.1e} |")
+
+
+def compare_reweighting(lm: LoadedModel, run: Path, names: list[str]) -> None:
+    def describe(u: dict) -> str:
+        return f"same label {[v['same label'] for v in u['runs'].values()]}, weights {u['weights']}"
+
+    units = compared(run, "anchors", names, lambda unit: compare_reweighting_unit(lm, run, unit), describe,
+                     "compare-reweighting.json")
+    print("| unit | n | training examples | same label: before / after | accuracy before; after, ours / theirs | "
+          "McNemar p | max abs label-logit diff | weights' Pearson r | weights' max abs diff |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(reweighting_row(u) for u in units))
 
 
 def main() -> None:
     ap, sub = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-anchors",
                                    "built-in classification tasks whose labels' first tokens differ")
-    sub.choices["handover"].add_argument("--analysis", choices=["flow", "isolation", "compression"],
+    sub.choices["handover"].add_argument("--analysis", choices=["flow", "isolation", "compression", "reweighting"],
                                          default="flow", help="whose prompts: the flow's (per-item demonstrations), "
                                                               "or the others' (one shared set)")
     unit_args(sub.add_parser("compare-isolation", help="compare ours with the authors' isolation on each unit"),
@@ -404,6 +513,8 @@ def main() -> None:
     unit_args(sub.add_parser("compare-compression", help="compare ours with the authors' compression on each unit"),
               "sentiment-s0-compression").add_argument("--design", choices=["matched", "ported"], default="matched",
                                                        help="which of anchors_authors.py's compression runs")
+    unit_args(sub.add_parser("compare-reweighting", help="compare ours with the authors' re-weighting on each unit"),
+              "sentiment-s0-reweighting")
     args = ap.parse_args()
     lm = load_model(args.model)
     if args.command == "handover":
@@ -418,6 +529,9 @@ def main() -> None:
         return
     if args.command == "compare-compression":
         compare_compression(lm, args.run, args.units, args.design)
+        return
+    if args.command == "compare-reweighting":
+        compare_reweighting(lm, args.run, args.units)
         return
 
     def describe(u: dict) -> str:
