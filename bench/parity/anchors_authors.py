@@ -1,4 +1,4 @@
-"""Run the anchors authors' saliency or isolation script (anchors_setup.sh) on one handed-over unit; keep the results.
+"""Run one of the anchors authors' scripts (anchors_setup.sh) on one handed-over unit; keep the results.
 
     cd /work/parity-src/anchors && /work/venvs/parity-anchors/bin/python <repo>/bench/parity/anchors_authors.py \
         --model /work/parity-run/smollm2-135m --data /work/parity-run/data --task sentiment-s0-anchors \
@@ -26,6 +26,23 @@ the predictions are read from the pickle their run saves, as their shallow_analy
 the argmax of the label words' probabilities). Writes `isolation.json`: per condition and per handed-over item, in
 the hand-over's order, the predicted label and the label words' logits; per item the prompt, token ids, and the
 label-word and final positions their adapter finds; their settings.
+
+With `--analysis compression` (a unit of `handover --analysis compression`: the shared set again) it runs
+`do_compress.py` as `__main__`, as their experiment_compress.py runs it, once: their four runs in one pass. Their
+cache is the first test item's prompt run once, its keys and values kept at the positions `ContextSolver.get_mask`
+finds (the demonstrations' formatting and label words); Hidden_anchor answers each bare test query against it,
+its positions starting after the last kept one; then Hidden_random (each label word swapped for a random
+demonstration token before it), full ICL and Text_anchor (the demonstrations' text removed, formatting and labels
+kept, as a prompt). `--design matched` (the default) keeps the "\n\n" separator's last token before the query too,
+as ICL Lab does; `--design ported` leaves their strings to decide (anchors_setup.sh's change 6 says why they
+differ). Writes `compression-<design>.json`: per run and per handed-over item the predicted label and the label
+words' logits; the kept positions and the query's first position; per item the prompt and token ids.
+
+With `--analysis reweighting` (a unit of `handover --analysis reweighting`: the shared set, ICL Lab's training
+examples and their order per epoch) it runs `reweighting.py` as `__main__`, as their experiment_reweighting.py runs
+it (lr 0.01, 4 training examples per class, 10 epochs; n_head the model's): the weights trained, then the test
+items predicted with them and without. Writes `reweighting.json`: both runs per item, the epoch losses, the learnt
+weights (layer, head, class) and their settings.
 """
 
 from __future__ import annotations
@@ -56,13 +73,17 @@ def main() -> None:
     ap = unit_parser(__doc__.splitlines()[0], "an absolute path: their loader takes it as a local checkpoint",
                      "a folder under --data written by compare_anchors.py handover")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--analysis", choices=["flow", "isolation"], default="flow")
+    ap.add_argument("--analysis", choices=["flow", "isolation", "compression", "reweighting"], default="flow")
+    ap.add_argument("--design", choices=["matched", "ported"], default="matched",
+                    help="compression: keep the separator's last token before the query, as ICL Lab does (matched), "
+                         "or let their ContextSolver's strings decide (ported); anchors_setup.sh's change 6")
     args = ap.parse_args()
     unit = (args.data / args.task).resolve()
     os.environ["ICLLAB_DATA"] = str(unit)  # read by their 'icllab' task (anchors_setup.sh)
     sys.path.insert(0, str(Path.cwd()))
     args.out.mkdir(parents=True, exist_ok=True)
-    (flow if args.analysis == "flow" else isolation)(args, unit)
+    {"flow": flow, "isolation": isolation, "compression": compression, "reweighting": reweighting}[args.analysis](
+        args, unit)
 
 
 def seeded(seed: int) -> None:
@@ -168,6 +189,99 @@ def isolation(args, unit: Path) -> None:
                         "seconds": seconds}}
     (args.out / "isolation.json").write_text(json.dumps(out, indent=1))
     print(json.dumps({"n": len(test), "seconds": {k: round(v, 1) for k, v in seconds.items()}}))
+
+
+
+# their compress.py's four runs, in the order of its pickle's tuple (y1, y2, y3, y4), by the paper's names
+COMPRESS_RUNS = ("Hidden_anchor", "full ICL", "Text_anchor", "Hidden_random")
+
+
+def cached_positions(args, demo_ids: list[int]) -> list[int]:
+    """The positions of the demonstrations' cache that their Hidden_anchor keeps: ContextSolver.get_mask on the
+    prompt their cache is computed from (the first test item's, demonstrations and query)."""
+    from icl.util_classes.context_solver import ContextSolver
+    from transformers import AutoTokenizer
+
+    mask = ContextSolver("icllab", AutoTokenizer.from_pretrained(Path(args.model).resolve())).get_mask(demo_ids)
+    return torch.where(mask)[0].tolist()
+
+
+def compression(args, unit: Path) -> None:
+    """Their do_compress.py as `__main__` (as experiment_compress.py runs it), once: its four runs share one pass."""
+    os.environ["ICLLAB_COMPRESS_DESIGN"] = args.design  # read by their patched ContextSolver.get_mask
+    test = json.loads((unit / "authors-test.json").read_text())
+    module = importlib.import_module("icl.analysis.compress")
+    tokenized: list = []
+    tokenize = module.tokenize_dataset
+    module.tokenize_dataset = lambda dataset, tokenizer: tokenized.append(tokenize(dataset, tokenizer)) or tokenized[-1]
+    seeded(args.seed)  # their Hidden_random draws from Python's random
+    sys.argv = ["do_compress.py", "--task_name", "icllab", "--model_name", str(Path(args.model).resolve()),
+                "--seeds", str(args.seed), "--demonstration_shot", str(SHOTS), "--sample_size", str(SAMPLE_SIZE),
+                "--save_folder", str(args.out / "results" / f"compress-{args.design}")]
+    t0 = time.perf_counter()
+    g = runpy.run_path("do_compress.py", run_name="__main__")
+    seconds = time.perf_counter() - t0
+    module.tokenize_dataset = tokenize
+    (ys,) = g["args"].load_result()  # their pickle: one (y1, y2, y3, y4) per seed
+    demo, empty, _ = tokenized  # the test items with the demonstrations, with Text_anchor's instruct, bare
+    order = demo["item"]
+    if sorted(order) != list(range(len(test))):
+        raise SystemExit(f"{args.task}: their run kept {len(order)} of the {len(test)} handed-over items")
+    runs = {}
+    for name, y in zip(COMPRESS_RUNS, ys):
+        by_item = sorted(zip(order, y.predictions[0].argmax(-1).tolist(), y.predictions[1].tolist()))
+        runs[name] = {"predicted": [p for _, p, _ in by_item], "label_logits": [lg for _, _, lg in by_item]}
+    kept = cached_positions(args, demo[0]["input_ids"][: sum(demo[0]["attention_mask"])])
+    items = sorted(({"item": r["item"], "prompt": r["sentence"],
+                     "input_ids": r["input_ids"][: sum(r["attention_mask"])]} for r in demo), key=lambda r: r["item"])
+    out = {"items": items, "runs": runs, "gold": [r["label"] for r in test],
+           "cache": {"positions": kept, "query_offset": kept[-1] + 1, "from_item": order[0],
+                     "Text_anchor prompt of item 0": empty[0]["sentence"]},
+           "settings": {"script": "do_compress.py", "demonstration_shot": SHOTS, "sample_size": SAMPLE_SIZE,
+                        "seed": args.seed, "n": len(test), "batch_size": g["args"].batch_size, "seconds": seconds,
+                        "design": args.design}}
+    (args.out / f"compression-{args.design}.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps({"n": len(test), "cached": len(kept), "seconds": round(seconds, 1)}))
+
+
+
+# ICL Lab's re-weighting settings (compare_anchors.py's RW): their experiment_reweighting.py's lr 0.01, their defaults
+# of 4 training examples per class and 10 epochs; n_head is the model's (theirs: 25, GPT2-XL's)
+REWEIGHT = {"lr": 0.01, "train_num_per_class": 4, "epoch_num": 10}
+
+
+def reweighting(args, unit: Path) -> None:
+    """Their reweighting.py as `__main__` (as experiment_reweighting.py runs it): the weights trained on the training
+    examples, then the test items predicted with them (y) and without (y2); keeps both and the learnt weights."""
+    from transformers import AutoConfig
+
+    test = json.loads((unit / "authors-test.json").read_text())
+    module = importlib.import_module("icl.analysis.reweighting")
+    tokenized: list = []
+    tokenize = module.tokenize_dataset
+    module.tokenize_dataset = lambda dataset, tokenizer: tokenized.append(tokenize(dataset, tokenizer)) or tokenized[-1]
+    n_head = AutoConfig.from_pretrained(Path(args.model).resolve()).num_attention_heads
+    sys.argv = ["reweighting.py", "--task_name", "icllab", "--model_name", str(Path(args.model).resolve()),
+                "--seeds", str(args.seed), "--demonstration_shot", str(SHOTS), "--sample_size", str(SAMPLE_SIZE),
+                "--n_head", str(n_head), *(f"--{k}={v}" for k, v in REWEIGHT.items()),
+                "--save_folder", str(args.out / "results" / "reweighting")]
+    t0 = time.perf_counter()
+    g = runpy.run_path("reweighting.py", run_name="__main__")
+    seconds = time.perf_counter() - t0
+    module.tokenize_dataset = tokenize
+    (((y, losses, params, y0, _),),) = g["args"].load_result()  # their pickle: [[(y, loss_list, params, y2, loss)]]
+    order = tokenized[0]["item"]  # the test items in their shuffled order (the training examples come second)
+    runs = {}
+    for name, r in (("before", y0), ("after", y)):
+        by_item = sorted(zip(order, r.predictions[0].argmax(-1).tolist(), r.predictions[1].tolist()))
+        runs[name] = {"predicted": [p for _, p, _ in by_item], "label_logits": [lg for _, _, lg in by_item]}
+    out = {"runs": runs, "gold": [r["label"] for r in test], "losses": losses,
+           "weights": torch.stack([p.detach() for p in params]).tolist(),  # (layers, heads, classes), by class
+           "training prompts": tokenized[1]["sentence"],
+           "settings": {"script": "reweighting.py", **REWEIGHT, "n_head": n_head, "demonstration_shot": SHOTS,
+                        "seed": args.seed, "n": len(test), "seconds": seconds}}
+    (args.out / "reweighting.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps({"n": len(test), "losses": [round(v, 4) for v in losses], "seconds": round(seconds, 1)}))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ A="$SRC/anchors"
 rm -rf "$A"
 mkdir -p "$A"
 # their package, the saliency script and the isolation scripts only: the notebooks and the other experiments are not run here
-git --git-dir="$MIRROR" archive "$COMMIT" icl attention_attr.py do_shallow_layer.py do_shallow_layer_non_label.py \
+git --git-dir="$MIRROR" archive "$COMMIT" icl attention_attr.py do_shallow_layer.py do_shallow_layer_non_label.py do_compress.py \
+  reweighting.py \
   LICENSE README.md requirements.txt | tar -x -C "$A"
 
 patched() {  # patched FILE COUNT PATTERN: the patch left COUNT lines matching PATTERN in FILE, or the setup stops
@@ -210,6 +211,105 @@ class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager
             layer.self_attn.attention_adapter = self.attention_adapters[i]
 EOF
 patched "$F" 1 "    attn_weights = module.attention_adapter(attn_weights)"
+
+# 6. Compression (icl/analysis/compress.py, their Hidden_anchor: the demonstrations run once, their KV cache cut to
+#    the positions ContextSolver.get_mask finds, every test query answered against it).
+F=icl/analysis/compress.py
+#  CPU, and ICL Lab's shared demonstrations, as in 5.
+sed -i "s/device='cuda:0',/device='cpu',/" "$A/$F"
+sed -i "s/^                                                              a_total_shot=args.demonstration_total_shot)$/&\n        if args.task_name == 'icllab':  # ICL Lab's shared demonstrations (bench\/parity)\n            demonstration = dataset['train'].select(json.load(open(os.path.join(os.environ['ICLLAB_DATA'], 'shared-demos.json'))))/" "$A/$F"
+sed -i "s/^import pickle$/import json\n&/" "$A/$F"
+patched "$F" 1 "device='cpu',"
+patched "$F" 1 "'shared-demos.json'"
+#  The query's positions: GPT-J's (rotary, as Llama's) start after the last cached position; GPT-2 starts at 0
+#  (learnt positions); Llama takes GPT-J's branch here and in LMForwardAPI.cal_logits, which passes position_ids.
+sed -i "s/^        if args.model_name == 'gpt-j-6b':$/        if args.model_name == 'gpt-j-6b' or model.model.config.model_type == 'llama':  # bench\/parity/" "$A/$F"
+patched "$F" 1 "model.model.config.model_type == 'llama':  # bench/parity"
+#  The queries' collator truncates to the tokenizer's max_len_single_sentence less the cache, a tensor: ours (1e30)
+#  overflows it. get_max_length (8192 for ours, 2.'s patch) gives it, and their models' 1024 / 2048 unchanged.
+sed -i "s/^            max_length=tokenizer.max_len_single_sentence - mask.sum())$/            max_length=get_max_length(tokenizer) - mask.sum())  # bench\/parity/" "$A/$F"
+sed -i "s/^from ..utils.data_wrapper import wrap_dataset, tokenize_dataset, /&get_max_length, /" "$A/$F"
+patched "$F" 1 "max_length=get_max_length(tokenizer) - mask.sum())"
+patched "$F" 1 "import wrap_dataset, tokenize_dataset, get_max_length, "
+#  Hidden_random draws with random.sample from a set, which Python 3.11 refuses: sorted(), as in 5.
+sed -i "s/single_other_idx = random.sample(single_other_idxs, 1)\[0\]/single_other_idx = random.sample(sorted(single_other_idxs), 1)[0]/" "$A/$F"
+patched "$F" 1 "random.sample(sorted(single_other_idxs), 1)"
+F=icl/lm_apis/lm_api_base.py
+sed -i "s/^            if self.model_name in \['gpt-j-6b','gpt2-xl'\]:$/            if self.model_name in ['gpt-j-6b','gpt2-xl'] or self.model.config.model_type == 'llama':  # bench\/parity/" "$A/$F"
+patched "$F" 1 "or self.model.config.model_type == 'llama':  # bench/parity"
+#  The cache: their code (transformers 4.28) keeps it as a tuple of (key, value) tuples; 4.51's Llama takes and returns
+#  a Cache object only (which their Trainer cannot gather). What the model returns is handed back as 4.28's tuple,
+#  and the tuple they build is handed to the model as the DynamicCache holding the same tensors.
+sed -i "s/^        logits = results\['logits'\]$/        if 'past_key_values' in results and hasattr(results['past_key_values'], 'to_legacy_cache'):  # bench\/parity\n            results['past_key_values'] = results['past_key_values'].to_legacy_cache()\n&/" "$A/$F"
+patched "$F" 1 "results\['past_key_values'\].to_legacy_cache()"
+sed -i "s/^        return past_key_values$/        from transformers import DynamicCache  # transformers 4.51 takes a Cache object (bench\/parity)\n        return DynamicCache.from_legacy_cache(past_key_values)/" "$A/$F"
+patched "$F" 1 "return DynamicCache.from_legacy_cache(past_key_values)"
+#  The formatting tokens: ContextSolver reads a template's lines ("Review: ...", "Sentiment: ..."), and stops on any
+#  other (raise warnings.warn(...), which raises a TypeError); ICL Lab's separator "\n\n" leaves an empty line
+#  between demonstrations, which holds no prefix and no text: it is passed over. And icllab is a task it knows.
+F=icl/util_classes/context_solver.py
+sed -i "s/^        assert task_name in \['sst2', 'trec', 'agnews', 'emo'\]$/        assert task_name in ['sst2', 'trec', 'agnews', 'emo', 'icllab']/" "$A/$F"
+sed -i "s/^            if self.X_prefix in line:$/            if line == '' and self.task_name == 'icllab':  # \"\\\\n\\\\n\" separator (bench\/parity)\n                pass\n            elif self.X_prefix in line:/" "$A/$F"
+patched "$F" 1 "'emo', 'icllab'\]"
+#  The design: their strings keep each demonstration's "\n" + "Output: <label>" + "\n" and "Input:" (the "\n" before
+#  it too, but not the query's: get_mask matches before the query only). With their one-"\n" separator that is every
+#  formatting token of the demonstrations; ICL Lab's "\n\n" is two "\n" tokens, and the second before the query is
+#  then left out, and the query's positions start there (the last kept + 1). ICL Lab keeps it, and starts the query
+#  after it. With ICLLAB_COMPRESS_DESIGN=matched it is kept (anchors_authors.py --design matched, the default);
+#  unset, their strings alone decide (--design ported).
+sed -i "s/^        return mask$/        if self.task_name == 'icllab' and os.environ.get('ICLLAB_COMPRESS_DESIGN') == 'matched':  # bench\/parity\n            mask[match_before - 1] = True  # the separator's last token before the query\n&/" "$A/$F"
+sed -i "s/^import warnings$/import os\n&/" "$A/$F"
+patched "$F" 1 "mask\[match_before - 1\] = True"
+patched "$F" 1 "^import os$"
+patched "$F" 2 "if line == '' and self.task_name == 'icllab':"
+
+# 7. Re-weighting (icl/analysis/reweighting.py: a weight per layer, head and label word, exp() times the final
+#    position's attention to that label word after the softmax, trained with Adam on training examples).
+F=icl/analysis/reweighting.py
+#  CPU, as 1.
+sed -i "s/device='cuda:0',/device='cpu',/" "$A/$F"
+patched "$F" 1 "device='cpu',"
+#  The demonstrations and the training examples: theirs are drawn together per class by
+#  sample_two_set_with_shot_per_class; here ICL Lab's shared set and its training examples (reweight-train.json:
+#  indices into authors-train.json, in ICL Lab's order).
+sed -i "s/^                                                                          a_total_shot=args.demonstration_total_shot)$/&\n        if args.task_name == 'icllab':  # ICL Lab's demonstrations and training examples (bench\/parity)\n            demonstration, train_samples = (dataset['train'].select(json.load(open(os.path.join(os.environ['ICLLAB_DATA'], f)))) for f in ('shared-demos.json', 'reweight-train.json'))/" "$A/$F"
+sed -i "s/^import pickle$/import json\n&/" "$A/$F"
+patched "$F" 1 "'shared-demos.json', 'reweight-train.json'"
+patched "$F" 1 "^import json$"
+#  The order: theirs reshuffles the previous epoch's order (Dataset.shuffle, unseeded); ICL Lab shuffles the
+#  examples afresh each epoch with its own seeded generator. reweight-order.json holds ICL Lab's order per epoch.
+sed -i "s/^        for epoch in tqdm(range(args.epoch_num)):$/        icllab_train = train_dataset  # bench\/parity\n&/" "$A/$F"
+sed -i "s/^            train_dataset = train_dataset.shuffle()$/            train_dataset = train_dataset.shuffle() if args.task_name != 'icllab' else icllab_train.select(json.load(open(os.path.join(os.environ['ICLLAB_DATA'], 'reweight-order.json')))[epoch])  # ICL Lab's order (bench\/parity)/" "$A/$F"
+patched "$F" 1 "icllab_train = train_dataset  # bench/parity"
+patched "$F" 1 "icllab_train.select(json.load"
+#  The attention: their training manager knows GPT-2 only. A Llama model gets LlamaAttentionerManager, their
+#  GPT2AttentionerManager over Llama's layers with 4.'s llama_attn, which calls the adapter after the softmax as
+#  gpt2_attn does.
+sed -i "s/^        if args.model_name in \['gpt2-xl'\]:$/        if model.model.config.model_type == 'llama':  # bench\/parity\n            attentionermanger = LlamaAttentionerManager(model.model, len(demonstration), predictor=predictor, device=model.device, n_head=args.n_head)\n        elif args.model_name in ['gpt2-xl']:/" "$A/$F"
+sed -i "s/^    GPT2AttentionerManager$/    GPT2AttentionerManager, LlamaAttentionerManager/" "$A/$F"
+patched "$F" 1 "attentionermanger = LlamaAttentionerManager(model.model, len(demonstration)"
+patched "$F" 1 "GPT2AttentionerManager, LlamaAttentionerManager$"
+F=icl/analysis/attentioner_for_train.py
+cat >> "$A/$F" <<'EOF'
+
+
+class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager for Llama (bench/parity)
+    def __init__(self, model: PreTrainedModel, n_demo, predictor: Predictor, device, n_head=1):
+        super().__init__(model, predictor, n_demo, device, n_head=n_head)
+
+    def register_attentioner_to_model(self):
+        from transformers.models.llama import modeling_llama
+        from icl.analysis.attentioner_for_attribution import llama_attn
+        modeling_llama.eager_attention_forward = llama_attn
+        self.model.config._attn_implementation = 'eager'
+        attention_adapters = []
+        for i, layer in enumerate(self.model.model.layers):
+            attention_adapter = AttentionAdapter(n_demo=self.n_demo, device=self.device, n_head=self.n_head)
+            layer.self_attn.attention_adapter = attention_adapter
+            attention_adapters.append(attention_adapter)
+        return attention_adapters
+EOF
+patched "$F" 1 "class LlamaAttentionerManager"
 
 python3.11 -m venv "$VENV"
 "$VENV/bin/pip" install -q torch==2.13.0

@@ -1,10 +1,14 @@
-"""ICL Lab's anchor analyses beside the anchors authors' code, on the same prompts: the flow curves, and isolation.
+"""ICL Lab's anchor analyses beside their authors' code on the same prompts: flow, isolation, compression, re-weighting.
 
     PYTHONPATH=. python bench/parity/compare_anchors.py handover --run /work/parity-run sentiment headline-topic \
-        --seeds 0 1 [--analysis isolation]
+        --seeds 0 1 [--analysis isolation|compression|reweighting]
     PYTHONPATH=. python bench/parity/compare_anchors.py compare --run /work/parity-run sentiment-s0-anchors ...
     PYTHONPATH=. python bench/parity/compare_anchors.py compare-isolation --run /work/parity-run \
         sentiment-s0-isolation ...
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare-compression --run /work/parity-run \
+        sentiment-s0-compression ... [--design ported]
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare-reweighting --run /work/parity-run \
+        sentiment-s0-reweighting ...
 
 `handover` writes the model's checkpoint as handover.py does (`<model>/`, when it is not there yet) and, per task
 and seed, `data/<task>-s<seed>-anchors/`: ICL Lab's prompts of its flow analysis
@@ -33,11 +37,29 @@ predicted label item by item, loyalty to each side's unisolated run, accuracy, a
 sides' correctness (`icr_app.stats.paired`). The random-token controls draw different positions on the two sides
 (theirs anew in every layer and forward pass, ours once per prompt), so they are compared as aggregates only.
 Writes `anchors/<unit>/compare.json` and prints a markdown row per unit.
+
+`handover --analysis compression` writes `data/<task>-s<seed>-compression/` as isolation's (the same prompts).
+`compare-compression [--design matched|ported]` reads anchors_authors.py --analysis compression's
+`compression-<design>.json`, computes per item the label words' logits of ICL Lab's three runs
+(`compression_experiment`'s: full few-shot, the full cache, the anchors cache; its functions and batch, and its
+own accuracy and loyalty, which the per-item logits must give), and sets them beside theirs: full few-shot and the
+full cache beside their full ICL, the anchors cache beside their Hidden_anchor. Per pair: the same predicted label,
+accuracy and loyalty on each side, McNemar, the largest label-logit difference; and whether the two caches keep
+the same positions. Their Text_anchor and Hidden_random (ICL Lab has neither) are kept as aggregates. Writes
+`anchors/<unit>/compare-compression-<design>.json`.
+
+`handover --analysis reweighting` adds to the shared set ICL Lab's training examples (`reweight-train.json`) and
+the order reweight_experiment visits them in each epoch (`reweight-order.json`). `compare-reweighting` runs
+`reweight_experiment` (ICL Lab's defaults, the paper's recipe) and, per item, the label words' logits before and
+after with the β it learnt; beside theirs: the same label, accuracy, McNemar, logit difference, and the learnt
+weights' Pearson r and largest difference (their columns are classes, ours demonstrations: mapped). Writes
+`anchors/<unit>/compare-reweighting.json`.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -47,16 +69,23 @@ from compare_site import agreement, probe_gap
 from handover import records, write_checkpoint
 from units import by_task, compared, handover_and_compare, unit_args
 
-from icr_app.analyses.anchors.compression import fixed_demo_prompts
+from icr_app.analyses.anchors import reweighting
+from icr_app.analyses.anchors.compression import anchor_positions, compression_experiment, fixed_demo_prompts
 from icr_app.analyses.anchors.isolation import isolation_experiment, predict
+from icr_app.analyses.anchors.prefix import answer_logits, demo_cache, shared_prefix
 from icr_app.analyses.anchors.prompt import AnchorPrompt, first_label_ids
+from icr_app.analyses.anchors.reweighting import reweight_experiment, reweighted, training_examples
 from icr_app.analyses.anchors.saliency import FLOWS, flow_scores, information_flow, task_prompts
 from icr_app.core.models import LoadedModel, load_model
 from icr_app.core.prompts import SHOTS, Template, answer_text
+from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import Task, builtin_task, split
 from icr_app.stats import paired
 
 SHOTS_PER_CLASS = None  # ICL Lab's `shots=None`: one demonstration per class, the authors' demonstration_shot 1
+# re-weighting's settings, ICL Lab's defaults: the paper's (4 training examples per class, 10 epochs, Adam lr 0.01,
+# their experiment_reweighting.py's lr; ReweightingArgs' own default lr is 0.1)
+RW = {"per_class": 4, "epochs": 10, "lr": 0.01}
 
 
 def unit_name(task: str, seed: int, analysis: str = "flow") -> str:
@@ -66,7 +95,7 @@ def unit_name(task: str, seed: int, analysis: str = "flow") -> str:
 def analysis_prompts(lm: LoadedModel, task: Task, n_test: int, seed: int, analysis: str,
                      ) -> tuple[list[AnchorPrompt], int]:
     """ICL Lab's prompts of one analysis and the `min_train` of the split they come from. The flow's (`task_prompts`)
-    draw each item's demonstrations; isolation's are the authors' design, one set shared by every item
+    draw each item's demonstrations; the others' are the authors' design, one set shared by every item
     (`fixed_demo_prompts`)."""
     if analysis == "flow":
         return task_prompts(lm, task, n_test, SHOTS_PER_CLASS, seed), max(2, SHOTS)
@@ -82,7 +111,7 @@ def handover(lm: LoadedModel, run: Path, name: str, seed: int, n_test: int, anal
         raise SystemExit(f"{name}: the {analysis}'s test items are not the eval split's")
     pool = list(train.examples)
     labels = list(task.labels)
-    shared = analysis == "isolation"  # their shallow_layer.py wraps every item with one demonstration set
+    shared = analysis != "flow"  # their shallow_layer.py, compress.py, reweighting.py: one demonstration set
     folder = run / "data" / unit_name(name, seed, analysis)
     folder.mkdir(parents=True, exist_ok=True)
     files = {
@@ -97,9 +126,23 @@ def handover(lm: LoadedModel, run: Path, name: str, seed: int, n_test: int, anal
     }
     if shared:
         files["shared-demos.json"] = [pool.index(d) for d in prompts[0].demos]
+    if analysis == "reweighting":
+        files |= reweighting_files(train, prompts[0].demos, pool, seed)
     for file, rows in files.items():
         (folder / file).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     return folder
+
+
+def reweighting_files(train: Task, demos: tuple, pool: list, seed: int) -> dict[str, list]:
+    """Re-weighting's training examples (`training_examples`, as reweight_experiment draws them) as indices into the
+    training part, and the order reweight_experiment visits them in each epoch (its generator, seeded as it seeds
+    it): their reweighting.py takes both (anchors_setup.sh's change 7)."""
+    examples = training_examples(train, list(demos), RW["per_class"], seed)
+    rng, orders = random.Random(seed), []
+    for _ in range(RW["epochs"]):
+        orders.append(list(range(len(examples))))
+        rng.shuffle(orders[-1])
+    return {"reweight-train.json": [pool.index(e) for e in examples], "reweight-order.json": orders}
 
 
 def ours(lm: LoadedModel, run: Path, unit: str) -> tuple[list, dict]:
@@ -289,13 +332,189 @@ def compare_isolation(lm: LoadedModel, run: Path, names: list[str]) -> None:
     print("\n".join(isolation_row(u) for u in units))
 
 
+COMPRESS_BATCH = 16  # compression_experiment's default batch
+# ICL Lab's runs beside theirs (anchors_authors.py's COMPRESS_RUNS): full few-shot is their full ICL, the anchors
+# cache their Hidden_anchor; ICL Lab's full cache (the whole demonstrations cached) is also set beside their full ICL
+PAIRS = {"full few-shot": "full ICL", "full cache": "full ICL", "anchors cache": "Hidden_anchor"}
+
+
+@torch.no_grad()
+def our_compression(lm: LoadedModel, run: Path, unit: str) -> tuple[list[AnchorPrompt], dict, dict]:
+    """ICL Lab's compression prompts for the unit (rebuilt, checked against the hand-over), per run the label words'
+    logits per item (what compression_experiment computes, by its functions and batch), and compression_experiment's
+    own variants, which the per-item labels must give."""
+    meta = json.loads((run / "data" / unit / "split.json").read_text())
+    task = builtin_task(meta["task"])
+    prompts, _ = analysis_prompts(lm, task, meta["n_test"], meta["seed"], "compression")
+    if [p.text for p in prompts] != json.loads((run / "data" / unit / "prompts.json").read_text()):
+        raise SystemExit(f"{unit}: ICL Lab's prompts changed since the hand-over; rerun it")
+    label_ids, prefix = first_label_ids(lm, task.labels), shared_prefix(prompts)
+    batches = [prompts[s: s + COMPRESS_BATCH] for s in range(0, len(prompts), COMPRESS_BATCH)]
+
+    def cached(keep: list[int] | None) -> torch.Tensor:
+        demos = demo_cache(lm, prefix, keep)
+        return torch.cat([answer_logits(lm, demos, b)[:, label_ids] for b in batches])
+
+    logits = {"full few-shot": torch.cat([prefill(lm, encode(lm, [p.text for p in b]))[:, label_ids].float()
+                                          for b in batches]),
+              "full cache": cached(None), "anchors cache": cached(anchor_positions(prompts[0]))}
+    variants = compression_experiment(lm, task, prompts, COMPRESS_BATCH).to_json()["variants"]
+    return prompts, {k: v.tolist() for k, v in logits.items()}, variants
+
+
+def compressed_run(ours: list[list[float]], theirs: dict, bases: tuple[list[int], list[int]], gold: list[int]) -> dict:
+    """One of ICL Lab's runs beside its counterpart of theirs: isolation's per-item comparison, and the largest
+    difference between the two sides' label-word logits."""
+    preds = torch.tensor(ours).argmax(-1).tolist()
+    diff = (torch.tensor(ours) - torch.tensor(theirs["label_logits"])).abs().max()
+    return compared_condition(preds, theirs, bases, gold) | {"max abs label-logit diff": float(diff)}
+
+
+def compare_compression_unit(lm: LoadedModel, run: Path, unit: str, design: str) -> dict:
+    theirs = json.loads((run / "anchors" / unit / "authors" / f"compression-{design}.json").read_text())
+    t0 = time.perf_counter()
+    prompts, mine, variants = our_compression(lm, run, unit)
+    seconds = time.perf_counter() - t0
+    gold, their_runs = theirs["gold"], theirs["runs"]
+    bases = (torch.tensor(mine["full few-shot"]).argmax(-1).tolist(), their_runs["full ICL"]["predicted"])
+    runs = {f"{ours} / {PAIRS[ours]}": compressed_run(mine[ours], their_runs[PAIRS[ours]], bases, gold)
+            for ours in PAIRS}
+    for r, ours in zip(runs.values(), PAIRS):
+        if r["ours"] != {k: variants[ours][k] for k in r["ours"]}:
+            raise SystemExit(f"{unit}: the per-item logits do not give compression_experiment's {ours}")
+    kept = anchor_positions(prompts[0])
+    return {"unit": unit, "design": design, "n": len(gold), "runs": runs,
+            "same prompts": {"text": sum(p.text == t["prompt"] for p, t in zip(prompts, theirs["items"])),
+                             "input_ids": sum(list(p.input_ids) == t["input_ids"]
+                                              for p, t in zip(prompts, theirs["items"]))},
+            "cache": {"ours": kept, "theirs": theirs["cache"]["positions"],
+                      "same": kept == theirs["cache"]["positions"],
+                      "query starts at, ours / theirs": [prompts[0].prefix_len, theirs["cache"]["query_offset"]],
+                      "cached tokens / demonstration tokens": [len(kept), prompts[0].prefix_len]},
+            "theirs only (aggregate)": {k: rates(their_runs[k]["predicted"], bases[1], gold)
+                                        for k in ("Text_anchor", "Hidden_random")},
+            "seconds": {"ours": seconds, "theirs": theirs["settings"]["seconds"]}}
+
+
+def compression_row(u: dict) -> str:
+    """A markdown row per unit: same cache, then per run the same label, accuracy both sides, McNemar, logit diff."""
+    r = u["runs"].values()
+    return (f"| {u['unit']} | {u['design']} | {u['n']} | {min(u['same prompts'].values())}/{u['n']} | "
+            f"{'yes' if u['cache']['same'] else 'no'} ({len(u['cache']['ours'])} / {len(u['cache']['theirs'])}) | "
+            + " / ".join(str(v["same label"]) for v in r) + " | "
+            + "; ".join(f"{v['ours']['accuracy']:.3f} / {v['theirs']['accuracy']:.3f}" for v in r) + " | "
+            + "; ".join(f"{v['ours vs theirs, correct']['p_mcnemar']:.2f}" for v in r) + " | "
+            + "; ".join(f"{v['max abs label-logit diff']:.1e}" for v in r) + " |")
+
+
+def compare_compression(lm: LoadedModel, run: Path, names: list[str], design: str) -> None:
+    def describe(u: dict) -> str:
+        return f"same cache {u['cache']['same']}, same label { {k: v['same label'] for k, v in u['runs'].items()} }"
+
+    units = compared(run, "anchors", names, lambda unit: compare_compression_unit(lm, run, unit, design), describe,
+                     f"compare-compression-{design}.json")
+    runs = " / ".join(f"{a} vs {b}" for a, b in PAIRS.items())
+    print(f"| unit | design | n | same prompts | same cache (positions, ours / theirs) | same label: {runs} | "
+          "accuracy, ours / theirs | McNemar p | max abs label-logit diff |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(compression_row(u) for u in units))
+
+
+@torch.no_grad()
+def reweighted_logits(lm: LoadedModel, demos, prompts: list[AnchorPrompt], label_ids: torch.Tensor,
+                      beta: torch.Tensor | None) -> list[list[float]]:
+    """The label words' logits per item, as re-weighting's `accuracy` computes them (its batch, its intervention)."""
+    out = []
+    for s in range(0, len(prompts), COMPRESS_BATCH):
+        b = prompts[s: s + COMPRESS_BATCH]
+        ctx = reweighted(lm, beta, b[0].label_tokens, demos.prefix_len) if beta is not None else None
+        out += answer_logits(lm, demos, b, ctx)[:, label_ids].tolist()
+    return out
+
+
+def our_reweighting(lm: LoadedModel, run: Path, unit: str) -> tuple[list[AnchorPrompt], dict, dict]:
+    """ICL Lab's `reweight_experiment` on the unit's prompts, its `accuracy` watched to keep the cache and the learnt
+    β it scores with; per item the label words' logits before and after, β, and its result."""
+    meta = json.loads((run / "data" / unit / "split.json").read_text())
+    task = builtin_task(meta["task"])
+    train, prompts = fixed_demo_prompts(lm, task, meta["n_test"], SHOTS_PER_CLASS, meta["seed"], Template())
+    if [p.text for p in prompts] != json.loads((run / "data" / unit / "prompts.json").read_text()):
+        raise SystemExit(f"{unit}: ICL Lab's prompts changed since the hand-over; rerun it")
+    seen: list = []
+    score = reweighting.accuracy
+    reweighting.accuracy = lambda *a: seen.append(a) or score(*a)  # (lm, demos, prompts, labels, beta, batch)
+    try:
+        result = reweight_experiment(lm, task, train, prompts, Template(), per_class=RW["per_class"],
+                                     epochs=RW["epochs"], lr=RW["lr"], seed=meta["seed"], batch_size=COMPRESS_BATCH)
+    finally:
+        reweighting.accuracy = score
+    (_, demos, *_), (*_, beta, _) = seen  # before (β None), after
+    label_ids = first_label_ids(lm, task.labels)
+    logits = {name: reweighted_logits(lm, demos, prompts, label_ids, b) for name, b in (("before", None),
+                                                                                       ("after", beta))}
+    return prompts, {**logits, "beta": beta}, result.to_json()
+
+
+def compare_reweighting_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
+    theirs = json.loads((run / "anchors" / unit / "authors" / "reweighting.json").read_text())
+    t0 = time.perf_counter()
+    prompts, mine, result = our_reweighting(lm, run, unit)
+    seconds = time.perf_counter() - t0
+    gold, labels = theirs["gold"], list(builtin_task(json.loads((run / "data" / unit / "split.json").read_text())
+                                                     ["task"]).labels)
+    bases = (torch.tensor(mine["before"]).argmax(-1).tolist(), theirs["runs"]["before"]["predicted"])
+    runs = {name: compressed_run(mine[name], theirs["runs"][name], bases, gold) for name in ("before", "after")}
+    for name in runs:
+        if runs[name]["ours"]["accuracy"] != result[f"accuracy_{name}"]:
+            raise SystemExit(f"{unit}: the per-item logits do not give reweight_experiment's accuracy {name}")
+    # their weight column j is class j's label word; ICL Lab's β column k is demonstration k's
+    cols = [labels.index(d.output) for d in prompts[0].demos]
+    a, b = mine["beta"].flatten(), torch.tensor(theirs["weights"])[:, :, cols].flatten()
+    n = len(json.loads((run / "data" / unit / "reweight-train.json").read_text()))  # training examples
+    return {"unit": unit, "n": len(gold), "runs": runs, "n_train": n,
+            "weights": {"pearson": float(torch.corrcoef(torch.stack([a, b]))[0, 1]),
+                        "max abs diff": float((a - b).abs().max()), "mean abs, ours / theirs":
+                        [float(a.abs().mean()), float(b.abs().mean())]},
+            # theirs divides each epoch's summed loss by the number of examples less one (their loop's last idx)
+            "epoch losses, ours / theirs (rescaled to a mean)": [result["losses"],
+                                                                  [v * (n - 1) / n for v in theirs["losses"]]],
+            "seconds": {"ours": seconds, "theirs": theirs["settings"]["seconds"]}}
+
+
+def reweighting_row(u: dict) -> str:
+    r, w = u["runs"], u["weights"]
+    return (f"| {u['unit']} | {u['n']} | {u['n_train']} | {r['before']['same label']} / {r['after']['same label']} | "
+            + "; ".join(f"{v['ours']['accuracy']:.3f} / {v['theirs']['accuracy']:.3f}" for v in r.values()) + " | "
+            + "; ".join(f"{v['ours vs theirs, correct']['p_mcnemar']:.2f}" for v in r.values()) + " | "
+            + "; ".join(f"{v['max abs label-logit diff']:.1e}" for v in r.values())
+            + f" | {w['pearson']:.6f} | {w['max abs diff']:.1e} |")
+
+
+def compare_reweighting(lm: LoadedModel, run: Path, names: list[str]) -> None:
+    def describe(u: dict) -> str:
+        return f"same label {[v['same label'] for v in u['runs'].values()]}, weights {u['weights']}"
+
+    units = compared(run, "anchors", names, lambda unit: compare_reweighting_unit(lm, run, unit), describe,
+                     "compare-reweighting.json")
+    print("| unit | n | training examples | same label: before / after | accuracy before; after, ours / theirs | "
+          "McNemar p | max abs label-logit diff | weights' Pearson r | weights' max abs diff |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(reweighting_row(u) for u in units))
+
+
 def main() -> None:
     ap, sub = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-anchors",
                                    "built-in classification tasks whose labels' first tokens differ")
-    sub.choices["handover"].add_argument("--analysis", choices=["flow", "isolation"], default="flow",
-                                         help="whose prompts: the flow's (per-item demonstrations) or isolation's")
+    sub.choices["handover"].add_argument("--analysis", choices=["flow", "isolation", "compression", "reweighting"],
+                                         default="flow", help="whose prompts: the flow's (per-item demonstrations), "
+                                                              "or the others' (one shared set)")
     unit_args(sub.add_parser("compare-isolation", help="compare ours with the authors' isolation on each unit"),
               "sentiment-s0-isolation")
+    unit_args(sub.add_parser("compare-compression", help="compare ours with the authors' compression on each unit"),
+              "sentiment-s0-compression").add_argument("--design", choices=["matched", "ported"], default="matched",
+                                                       help="which of anchors_authors.py's compression runs")
+    unit_args(sub.add_parser("compare-reweighting", help="compare ours with the authors' re-weighting on each unit"),
+              "sentiment-s0-reweighting")
     args = ap.parse_args()
     lm = load_model(args.model)
     if args.command == "handover":
@@ -307,6 +526,12 @@ def main() -> None:
         return
     if args.command == "compare-isolation":
         compare_isolation(lm, args.run, args.units)
+        return
+    if args.command == "compare-compression":
+        compare_compression(lm, args.run, args.units, args.design)
+        return
+    if args.command == "compare-reweighting":
+        compare_reweighting(lm, args.run, args.units)
         return
 
     def describe(u: dict) -> str:
