@@ -99,26 +99,34 @@ F=icl/analysis/attentioner_for_attribution.py
 cat >> "$A/$F" <<'EOF'
 
 
-def llama_attn(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-    # transformers 4.51.3 modeling_llama.eager_attention_forward, with gpt2_attn's adapter line (bench/parity)
-    from transformers.models.llama.modeling_llama import repeat_kv
-    key_states = repeat_kv(key, module.num_key_value_groups)
-    value_states = repeat_kv(value, module.num_key_value_groups)
+def llama_eager_attention(adapter_before_softmax):
+    """transformers 4.51.3 modeling_llama.eager_attention_forward with their adapter line added (bench/parity):
+    after the softmax (gpt2_attn's place, the saliency and re-weighting hooks) or before it (the isolation hook)."""
+    def attn(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+        from transformers.models.llama.modeling_llama import repeat_kv
+        key_states = repeat_kv(key, module.num_key_value_groups)
+        value_states = repeat_kv(value, module.num_key_value_groups)
 
-    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
-    if attention_mask is not None:
-        causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
-        attn_weights = attn_weights + causal_mask
+        attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+        if attention_mask is not None:
+            causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
+            attn_weights = attn_weights + causal_mask
 
-    attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+        if adapter_before_softmax:
+            attn_weights = module.attention_adapter(attn_weights)
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+        if not adapter_before_softmax:
+            attn_weights = module.attention_adapter(attn_weights)
 
-    attn_weights = module.attention_adapter(attn_weights)
+        attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
+        attn_output = torch.matmul(attn_weights, value_states)
+        attn_output = attn_output.transpose(1, 2).contiguous()
 
-    attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
-    attn_output = torch.matmul(attn_weights, value_states)
-    attn_output = attn_output.transpose(1, 2).contiguous()
+        return attn_output, attn_weights
+    return attn
 
-    return attn_output, attn_weights
+
+llama_attn = llama_eager_attention(adapter_before_softmax=False)
 
 
 class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager for Llama (bench/parity)
@@ -136,7 +144,7 @@ class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager
             attention_adapters.append(attention_adapter)
         return attention_adapters
 EOF
-patched "$F" 1 "attn_weights = module.attention_adapter(attn_weights)"
+patched "$F" 1 "^llama_attn = llama_eager_attention(adapter_before_softmax=False)$"
 #    and attention_attr.py picks it for a Llama model, as it picks GPT2AttentionerManager for 'gpt2-xl'.
 F=attention_attr.py
 sed -i "s/^    attentionermanger = GPT2AttentionerManager(model.model)$/&\nelif model.model.config.model_type == 'llama':\n    attentionermanger = icl.analysis.attentioner_for_attribution.LlamaAttentionerManager(model.model)/" "$A/$F"
@@ -172,31 +180,10 @@ patched "$F" 2 "elif task_name == 'icllab':"
 sed -i "s/random_word_idxs = random.sample(non_label_idxs, /random_word_idxs = random.sample(sorted(non_label_idxs), /" "$A/$F"
 patched "$F" 1 "random.sample(sorted(non_label_idxs), "
 #    The hook: their isolation adapter edits the attention scores before the softmax (gpt2_attn and gptj_attn call
-#    it after the masks are added, before the softmax). `llama_attn_scores` is transformers 4.51.3's
-#    eager_attention_forward with the adapter there; `LlamaAttentionerManager` is their GPT2AttentionerManager over
-#    Llama's layers, and makes the model take the eager path, as in 4.
+#    it after the masks are added, before the softmax): 4.'s `llama_eager_attention` with the adapter there;
+#    `LlamaAttentionerManager` is their GPT2AttentionerManager over Llama's layers, and makes the model take the
+#    eager path, as in 4.
 cat >> "$A/$F" <<'EOF'
-
-
-def llama_attn_scores(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-    # transformers 4.51.3 modeling_llama.eager_attention_forward, with gpt2_attn's adapter line (bench/parity)
-    from transformers.models.llama.modeling_llama import repeat_kv
-    key_states = repeat_kv(key, module.num_key_value_groups)
-    value_states = repeat_kv(value, module.num_key_value_groups)
-
-    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
-    if attention_mask is not None:
-        causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
-        attn_weights = attn_weights + causal_mask
-
-    attn_weights = module.attention_adapter(attn_weights)
-
-    attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
-    attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
-    attn_output = torch.matmul(attn_weights, value_states)
-    attn_output = attn_output.transpose(1, 2).contiguous()
-
-    return attn_output, attn_weights
 
 
 class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager for Llama (bench/parity)
@@ -205,12 +192,13 @@ class LlamaAttentionerManager(AttentionerManagerBase):  # GPT2AttentionerManager
 
     def register_attentioner_to_model(self):
         from transformers.models.llama import modeling_llama
-        modeling_llama.eager_attention_forward = llama_attn_scores
+        from icl.analysis.attentioner_for_attribution import llama_eager_attention
+        modeling_llama.eager_attention_forward = llama_eager_attention(adapter_before_softmax=True)
         self.model.config._attn_implementation = 'eager'
         for i, layer in enumerate(self.model.model.layers):
             layer.self_attn.attention_adapter = self.attention_adapters[i]
 EOF
-patched "$F" 1 "    attn_weights = module.attention_adapter(attn_weights)"
+patched "$F" 1 "llama_eager_attention(adapter_before_softmax=True)"
 
 # 6. Compression (icl/analysis/compress.py, their Hidden_anchor: the demonstrations run once, their KV cache cut to
 #    the positions ContextSolver.get_mask finds, every test query answered against it).
