@@ -363,8 +363,9 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
 
 def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
     """What `icl-lab prebuild --model gemma3-270m` made, and its shipped ICR router, read without loading the
-    model: every file is made for one and the same Gemma-3-270M, each task's answers to its one-click query are
-    that model's for the methods that ship (ICR's included), and its views are there."""
+    model: every file is made for one and the same Gemma-3-270M, every method that learns from examples ships, each
+    task's answers to its one-click query are that model's for every method (ICR's and ELICIT's included), and its
+    views are there."""
     from icr_app import prebuilt
     from icr_app.core.artefacts import artefact_fingerprint, artefact_kind
     from icr_app.core.prompts import SHOTS
@@ -375,14 +376,14 @@ def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
     fingerprints = {artefact_fingerprint(PRETRAINED / "gemma3-270m" / f) for f in ("pids.safetensors",
                                                                                   "router.safetensors")}
     for name in builtin_names():
-        for method in ("site", "task-vector", "icv"):
+        for method in prebuilt.stateful():
             path = root / name / f"{method}.safetensors"
             assert artefact_kind(path), path
             fingerprints.add(artefact_fingerprint(path))
         answers = json.loads((root / name / prebuilt.ANSWERS).read_text())
         fingerprints.add(answers["fingerprint"])
         assert (answers["query"], answers["shots"], answers["seed"]) == (prebuilt.example_query(name), SHOTS, 0)
-        assert {"zero-shot", "few-shot", "site", "icr", "task-vector", "icv"} <= set(answers["answers"]), name
+        assert set(answers["answers"]) == set(REGISTRY), name
         views = json.loads((root / name / prebuilt.VIEWS).read_text())
         fingerprints.add(views["fingerprint"])
         assert {"evaluate", "rank1"} <= set(views["views"]), name

@@ -22,6 +22,7 @@ from icr_app.methods.i2cl.figures import coefficient_figure
 from icr_app.methods.i2cl.method import (
     I2CLConfig,
     I2CLMethod,
+    calibration_steps,
     coefficients,
     context_vectors,
     cosine_with_warmup,
@@ -98,6 +99,23 @@ def test_an_open_task_calibrates_with_the_open_epochs_and_batch(lm):
     assert build_state(lm, builtin_task("sentiment"), "i2cl", cfg).meta.steps == 2 * (8 // 4)
     assert build_state(lm, builtin_task("antonyms"), "i2cl", cfg).meta.steps == 3 * (8 // 2)
 
+
+def test_every_shipped_i2cl_was_calibrated_with_the_default_config():
+    """The page's prebuilt I2CL (both built-in models, every built-in task they ship) is what a Build with
+    today's defaults makes: as many calibration examples and steps as the default gives the task's kind."""
+    from safetensors import safe_open
+
+    from icr_app.prebuilt import PREBUILT
+
+    default, paths = I2CLConfig(), sorted(PREBUILT.glob("*/*/i2cl.safetensors"))
+    assert {path.parent for path in paths} == {task for task in PREBUILT.glob("*/*") if task.is_dir()}
+    for path in paths:
+        with safe_open(path, "pt") as f:
+            meta = json.loads(f.metadata()["meta"])
+        cfg = default if meta["kind"] == "classification" else \
+            replace(default, epochs=default.open_epochs, batch_size=default.open_batch_size)
+        assert meta["n_calibration"] == cfg.calibration_examples, path
+        assert meta["steps"] == calibration_steps(meta["n_calibration"], cfg), path
 
 def test_cosine_schedule_warms_up_then_decays_to_zero():
     f = cosine_with_warmup(100)

@@ -3,6 +3,7 @@ keeps the block that scores best on the held-out examples and that block's own v
 added, the artefact keeps block, vector and strength, the figure, the tab and the flags (strength 0 is zero-shot,
 artefacts, hooks, bf16 and every family: test_contract.py and test_precision.py)."""
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -13,7 +14,7 @@ from tiny import build_state
 from icr_app.app.i18n import say
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.scoring import encode, no_intervention
-from icr_app.core.tasks import builtin_task
+from icr_app.core.tasks import builtin_names, builtin_task
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.methods import build_method
 from icr_app.methods.answer_loss import held_out, prompt_examples, scorer_for
@@ -71,6 +72,23 @@ def test_the_blocks_trained_at():
         == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="not a block"):
         sweep_blocks(4, LearnedTaskVectorConfig(layer=4))
+
+
+def test_every_shipped_vector_was_trained_with_the_default_config():
+    """The page's prebuilt vectors (both built-in models, every built-in task) are what a Build with today's
+    defaults makes: the default sweep's blocks, steps and learning rate (read from the files alone)."""
+    from safetensors import safe_open
+
+    from icr_app.prebuilt import PREBUILT
+
+    default, paths = LearnedTaskVectorConfig(), sorted(PREBUILT.glob("*/*/learned-task-vector.safetensors"))
+    assert {path.parent for path in paths} == {task for task in PREBUILT.glob("*/*") if task.is_dir()}
+    assert {path.parent.name for path in paths} == set(builtin_names())  # Gemma ships every built-in task
+    for path in paths:
+        with safe_open(path, "pt") as f:
+            tried, meta = f.get_tensor("tried"), json.loads(f.metadata()["meta"])
+        assert tried.nonzero().flatten().tolist() == sweep_blocks(len(tried), default), path
+        assert (meta["steps"], meta["lr"]) == (default.steps, default.lr), path
 
 
 def test_a_block_beyond_the_model_or_too_few_examples_is_refused(lm):

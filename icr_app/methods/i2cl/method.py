@@ -188,12 +188,16 @@ def cosine_with_warmup(steps: int) -> Any:
     return factor
 
 
+def calibration_steps(n_examples: int, cfg: I2CLConfig) -> int:
+    """`epochs` of batches drawn from `n_examples`: at least one step an epoch, even with fewer than a batch."""
+    return cfg.epochs * max(1, n_examples // cfg.batch_size)
+
+
 def calibrate(lm: LoadedModel, vectors: torch.Tensor, loss: FirstTokenLoss, cfg: I2CLConfig, seed: int,
               progress: Progress = no_progress) -> tuple[torch.Tensor, int]:
     """AdamW on the coefficients only, noisy injection, cosine schedule with warmup; (coef on CPU, steps)."""
     coef = coefficients(lm.n_layers, INIT_CONTEXT, INIT_QUERY).to(lm.device).requires_grad_(True)
-    per_epoch = max(1, len(loss) // cfg.batch_size)  # at least one step, even with fewer examples than a batch
-    steps = cfg.epochs * per_epoch
+    steps = calibration_steps(len(loss), cfg)
     opt = torch.optim.AdamW([coef], lr=cfg.lr, weight_decay=cfg.weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, cosine_with_warmup(steps))
     order = torch.Generator().manual_seed(seed)
