@@ -202,3 +202,14 @@ def launch(args: list[str], processes: int = 2) -> subprocess.CompletedProcess:
            "--num_machines", "1", "--main_process_port", str(free_port()), "--mixed_precision", "no",
            "--dynamo_backend", "no", "-m", "icr_app", *args]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def shipped_artefacts(kind: str) -> dict[Path, Any]:
+    """Every prebuilt artefact of `kind` the package ships (both built-in models), read and verified, after
+    checking that each prebuilt task folder has one."""
+    from icr_app.core.artefacts import load_artefact
+    from icr_app.prebuilt import PREBUILT
+
+    paths = sorted(PREBUILT.glob(f"*/*/{kind}.safetensors"))
+    assert {path.parent for path in paths} == {task for task in PREBUILT.glob("*/*") if task.is_dir()}
+    return {path: load_artefact(path, kind) for path in paths}

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES
-from helpers import TINY_I2CL, no_hooks, tab_show
+from helpers import TINY_I2CL, no_hooks, shipped_artefacts, tab_show
 from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.app.i18n import say
@@ -103,15 +103,9 @@ def test_an_open_task_calibrates_with_the_open_epochs_and_batch(lm):
 def test_every_shipped_i2cl_was_calibrated_with_the_default_config():
     """The page's prebuilt I2CL (both built-in models, every built-in task they ship) is what a Build with
     today's defaults makes: as many calibration examples and steps as the default gives the task's kind."""
-    from safetensors import safe_open
-
-    from icr_app.prebuilt import PREBUILT
-
-    default, paths = I2CLConfig(), sorted(PREBUILT.glob("*/*/i2cl.safetensors"))
-    assert {path.parent for path in paths} == {task for task in PREBUILT.glob("*/*") if task.is_dir()}
-    for path in paths:
-        with safe_open(path, "pt") as f:
-            meta = json.loads(f.metadata()["meta"])
+    default = I2CLConfig()
+    for path, artefact in shipped_artefacts("i2cl").items():
+        meta = artefact.meta
         cfg = default if meta["kind"] == "classification" else \
             replace(default, epochs=default.open_epochs, batch_size=default.open_batch_size)
         assert meta["n_calibration"] == cfg.calibration_examples, path

@@ -3,12 +3,11 @@ keeps the block that scores best on the held-out examples and that block's own v
 added, the artefact keeps block, vector and strength, the figure, the tab and the flags (strength 0 is zero-shot,
 artefacts, hooks, bf16 and every family: test_contract.py and test_precision.py)."""
 
-import json
 from dataclasses import replace
 
 import pytest
 import torch
-from helpers import TINY_LTV, tab_show
+from helpers import TINY_LTV, shipped_artefacts, tab_show
 from tiny import build_state
 
 from icr_app.app.i18n import say
@@ -77,16 +76,10 @@ def test_the_blocks_trained_at():
 def test_every_shipped_vector_was_trained_with_the_default_config():
     """The page's prebuilt vectors (both built-in models, every built-in task) are what a Build with today's
     defaults makes: the default sweep's blocks, steps and learning rate (read from the files alone)."""
-    from safetensors import safe_open
-
-    from icr_app.prebuilt import PREBUILT
-
-    default, paths = LearnedTaskVectorConfig(), sorted(PREBUILT.glob("*/*/learned-task-vector.safetensors"))
-    assert {path.parent for path in paths} == {task for task in PREBUILT.glob("*/*") if task.is_dir()}
-    assert {path.parent.name for path in paths} == set(builtin_names())  # Gemma ships every built-in task
-    for path in paths:
-        with safe_open(path, "pt") as f:
-            tried, meta = f.get_tensor("tried"), json.loads(f.metadata()["meta"])
+    default, shipped = LearnedTaskVectorConfig(), shipped_artefacts("learned-task-vector")
+    assert {path.parent.name for path in shipped} == set(builtin_names())  # Gemma ships every built-in task
+    for path, artefact in shipped.items():
+        tried, meta = artefact.tensors["tried"], artefact.meta
         assert tried.nonzero().flatten().tolist() == sweep_blocks(len(tried), default), path
         assert (meta["steps"], meta["lr"]) == (default.steps, default.lr), path
 
