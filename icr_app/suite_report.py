@@ -18,6 +18,7 @@ import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from icr_app.core.taskspecs import Reported
 from icr_app.stats import paired, significant, wilson
 
 if TYPE_CHECKING:  # plotly comes with the app's extra; a library install writes the tables without figures
@@ -144,6 +145,16 @@ def group_markdown(rows: list[dict], parts: dict[str, list[str]], reports: dict[
     return "\n".join(lines) + "\n"
 
 
+def reported_markdown(reported: list[tuple[str, Reported]]) -> str:
+    lines = ["", "The papers' own numbers for their models, in points: references only, not like-for-like (other "
+             "models, other sizes); collapses as each paper counts them.", "",
+             "| group | model | method | overall | collapses | source |", "|---|---|---|---:|---:|---|"]
+    for group, r in reported:
+        collapses = "-" if r.collapses is None else str(r.collapses)
+        lines.append(f"| {group} | {r.model} | {r.method} | {r.overall:.1f} | {collapses} | {r.source} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -249,9 +260,11 @@ def write_figures(out: Path, cells: list[dict], methods: list[str]) -> tuple[lis
 
 
 def write_summary(out: Path, reports: dict[str, dict], methods: list[str], seeds: list[int],
-                  parts: dict[str, list[str]] | None = None, unavailable: dict[str, str] | None = None) -> str:
+                  parts: dict[str, list[str]] | None = None, unavailable: dict[str, str] | None = None,
+                  reported: list[tuple[str, Reported]] | None = None) -> str:
     """summary.md, summary.csv, methods.csv, pooled.csv, group.csv (when the tasks came in groups: `parts`) and
-    the figures; returns the markdown. `unavailable` names the groups' tasks left out, with why."""
+    the figures; returns the markdown. `unavailable` names the groups' tasks left out, with why; `reported`
+    holds the groups' papers' own numbers, printed after the groups' table."""
     cells, per_method = cell_rows(reports, methods), method_rows(reports, methods)
     accuracy, comparisons = pooled_rows(reports, methods)
     text = markdown(reports, methods, seeds, cells, per_method) + pooled_markdown(accuracy, comparisons)
@@ -259,6 +272,8 @@ def write_summary(out: Path, reports: dict[str, dict], methods: list[str], seeds
         rows = group_rows(reports, methods, parts)
         text += group_markdown(rows, parts, reports)
         write_csv(out / "group.csv", rows)
+    if reported:
+        text += reported_markdown(reported)
     if unavailable:
         text += "\nNot run, their data could not be had:\n"
         text += "".join(f"- {task}: {why}\n" for task, why in unavailable.items())

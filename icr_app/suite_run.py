@@ -29,7 +29,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
 from icr_app.core.tasks import HF_PREFIX, Task, TaskError, load_task
-from icr_app.core.taskspecs import group_names, load_group
+from icr_app.core.taskspecs import Reported, TaskGroup, group_names, load_group
 from icr_app.evaluation import EvalReport, MethodResult, SeedsReport, evaluate
 from icr_app.methods import entry_config
 from icr_app.suite_report import write_summary
@@ -74,12 +74,21 @@ def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
     return out
 
 
+def groups_among(sources: Sequence[TaskSource]) -> list[TaskGroup]:
+    return [load_group(str(s)) for s in sources if is_group(s)]
+
+
 def group_parts(sources: Sequence[TaskSource]) -> dict[str, list[str]]:
     """The parts of the groups among `sources` ("in-domain": [...]), each named "group/part" when there are
     several groups; the summary reports a mean per part."""
-    groups = [load_group(str(s)) for s in sources if is_group(s)]
+    groups = groups_among(sources)
     return {(f"{g.name}/{part}" if len(groups) > 1 else part): list(names)
             for g in groups for part, names in g.parts.items()}
+
+
+def group_reported(sources: Sequence[TaskSource]) -> list[tuple[str, Reported]]:
+    """The papers' own numbers of the groups among `sources`, each with its group's name."""
+    return [(g.name, r) for g in groups_among(sources) for r in g.reported]
 
 
 def read_tasks(sources: Sequence[TaskSource]) -> tuple[dict[str, Task], dict[str, str]]:
@@ -203,5 +212,6 @@ def run_suite(lm: LoadedModel, tasks: Sequence[TaskSource], methods: Sequence[st
     reports = {name: task_report(run.out, name, seeds, methods) for name in read}
     for name, rep in reports.items():
         (run.out / f"{name}.json").write_text(json.dumps(rep, indent=2))
-    write_summary(run.out, reports, methods, seeds, parts=group_parts(tasks), unavailable=unavailable)
+    write_summary(run.out, reports, methods, seeds, parts=group_parts(tasks), unavailable=unavailable,
+                  reported=group_reported(tasks))
     return reports

@@ -28,6 +28,9 @@ title: two toy sets and one without data
 parts:
   seen: [toy]
   unseen: [toy2, nodata]
+reported:
+  - {model: Big-7B, method: zero-shot, overall: 61.5, source: the test}
+  - {model: Big-7B, method: few-shot, overall: 70.5, collapses: 2, source: the test}
 """
 
 
@@ -58,7 +61,7 @@ def specs(tmp_path, monkeypatch):
     monkeypatch.setattr(ts, "GROUP_DIR", group_dir)
     monkeypatch.setenv(ts.DATA_ENV, str(data))
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    return spec_dir, data
+    return spec_dir, data, group_dir
 
 
 def test_a_spec_task_reads_its_local_copy_joined_verbalized_and_with_its_prompt(specs):
@@ -124,6 +127,20 @@ def test_a_broken_spec_names_its_field(specs, edit, field):
     assert err.value.code == "spec.bad_field" and f"'{field}'" in str(err.value)
 
 
+@pytest.mark.parametrize("entry, why", [
+    ("{model: M, method: icr, overall: 168, source: s}", "not a mean in points"),
+    ("{model: M, method: icr, overall: 68}", "need model, method, overall and source"),
+    ("{model: M, method: icr, overall: 68, collapses: -1, source: s}", "not a count"),
+    ("icr 68", "needs a list of mappings"),
+])
+def test_a_groups_reported_numbers_are_checked(specs, entry, why):
+    path = specs[2] / "toys.yaml"
+    path.write_text(GROUP.split("reported:")[0] + f"reported:\n  - {entry}\n")
+    with pytest.raises(TaskError) as err:
+        ts.load_group("toys")
+    assert err.value.code == "spec.bad_field" and "'reported'" in str(err.value) and why in str(err.value)
+
+
 def test_unknown_specs_and_groups_list_the_known_ones(specs):
     with pytest.raises(TaskError, match="no task spec 'hf:nope' .*toy, toy2"):
         load_task("hf:nope")
@@ -156,6 +173,8 @@ def test_a_group_runs_its_members_reports_its_parts_and_marks_the_missing_one(sp
     summary = (out / "summary.md").read_text()
     assert "| method | seen (1/1) | unseen (1/2) | overall | collapses | failed |" in summary
     assert "- nodata: task spec nodata: no data" in summary
+    assert "| toys | Big-7B | zero-shot | 61.5 | - | the test |" in summary  # the paper's numbers, after the table
+    assert "| toys | Big-7B | few-shot | 70.5 | 2 | the test |" in summary
     table = {r["method"]: r for r in csv.DictReader((out / "group.csv").open())}
     toy = json.loads((out / "toy.json").read_text())["methods"]["few-shot"]["accuracy"]
     toy2 = json.loads((out / "toy2.json").read_text())["methods"]["few-shot"]["accuracy"]

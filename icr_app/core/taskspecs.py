@@ -51,11 +51,24 @@ class TaskSpec:
 
 
 @dataclass(frozen=True)
+class Reported:
+    """A mean the group's paper reports for one of its own models: printed beside the suite's table as a
+    reference, never as a like-for-like comparison (other models, other sizes)."""
+
+    model: str
+    method: str
+    overall: float  # mean accuracy over the group's sets, in points
+    collapses: int | None  # the paper's count of sets below zero-shot, where it gives one
+    source: str
+
+
+@dataclass(frozen=True)
 class TaskGroup:
     name: str
     title: str
     reference: str
     parts: dict[str, tuple[str, ...]]
+    reported: tuple[Reported, ...] = ()
 
     @property
     def members(self) -> list[str]:
@@ -122,11 +135,33 @@ def load_group(name: str) -> TaskGroup:
     if not isinstance(parts, dict) or not all(isinstance(v, list) for v in parts.values()):
         raise TaskError("spec.bad_field", spec=name, field="parts", why="needs a mapping of part names to lists")
     group = TaskGroup(name, str(fields.get("title", name)), str(fields.get("reference", "")),
-                      {part: tuple(map(str, names)) for part, names in parts.items()})
+                      {part: tuple(map(str, names)) for part, names in parts.items()},
+                      parse_reported(fields.get("reported", []), name))
     missing = [m for m in group.members if m not in spec_names()]
     if missing:
         raise TaskError("spec.bad_field", spec=name, field="parts", why=f"no spec named {', '.join(missing)}")
     return group
+
+
+def parse_reported(entries: Any, name: str) -> tuple[Reported, ...]:
+    """A group's `reported` list: one mapping per (model, method) with its overall mean and source."""
+    def bad(why: str) -> TaskError:
+        return TaskError("spec.bad_field", spec=name, field="reported", why=why)
+
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise bad("needs a list of mappings")
+    out = []
+    for e in entries:
+        if not {"model", "method", "overall", "source"} <= set(e) <= {"model", "method", "overall", "collapses",
+                                                                     "source"}:
+            raise bad("entries need model, method, overall and source (collapses optional), nothing else")
+        if not isinstance(e["overall"], int | float) or not 0 <= e["overall"] <= 100:
+            raise bad(f"overall {e['overall']!r} is not a mean in points (0 to 100)")
+        collapses = e.get("collapses")
+        if collapses is not None and (not isinstance(collapses, int) or collapses < 0):
+            raise bad(f"collapses {collapses!r} is not a count")
+        out.append(Reported(str(e["model"]), str(e["method"]), float(e["overall"]), collapses, str(e["source"])))
+    return tuple(out)
 
 
 def data_root() -> Path:
