@@ -13,7 +13,8 @@ from icr_app.methods.state import stateful_spec
 SPEC = stateful_spec(
     ElicitMethod, title="ELICIT (capability library)", config=ElicitConfig, build=build, kind="implicit",
     instant=True, neutral=neutral,
-    presets={"paper": ("the paper's strength 2 and recall 0.8", lambda: ElicitConfig(strength=2.0, recall=0.8))},
+    presets={"paper": ("the paper's strength 2 and recall 0.8, which are also the defaults",
+                       lambda: ElicitConfig(strength=2.0, recall=0.8))},
     description="a retriever trained once on other tasks picks a task vector from a library and adds it at its "
                 "layer; no examples at inference",
     view=MethodView("elicit", "icr_app.methods.elicit.figures:picks_figure",
