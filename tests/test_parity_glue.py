@@ -159,3 +159,45 @@ def test_units_resume_and_report_per_task_and_pooled(tmp_path, capsys):
     assert json.loads((tmp_path / "m" / "summary.json").read_text()) == out
     assert "| a | 2 |\n| b | 1 |\n| all | 3 |" in capsys.readouterr().out
     assert units_glue.mean([1.0, float("nan"), 3.0]) == 2.0  # a constant curve's undefined correlation is left out
+
+
+compare_fv = _load("compare_fv")
+
+
+def test_handed_over_function_vector_split_is_its_whole_training_part_twice():
+    task = builtin_task("antonyms", kind="open")
+    files = handover.task_files(task, n_test=12, seed=3, method="function-vector")
+    train, test = split(task, 12, 3, min_train=10)
+    assert files["test"] == [{"input": e.input, "output": e.output} for e in test.examples]
+    # the build draws demonstrations and queries alike from the whole part, so their train and valid are it
+    assert files["train"] == files["valid"] == [{"input": e.input, "output": e.output} for e in train.examples]
+    assert not {r["input"] for r in files["test"]} & {r["input"] for r in files["train"]}
+
+
+def test_function_vector_heads_compared_by_overlap_and_answers_weighted_equally():
+    a = torch.arange(12.0).view(3, 4)  # best heads: (2, 3), (2, 2), (2, 1), ...
+    b = a.clone()
+    b[2, 3] = -1.0
+    assert compare_fv.overlap(a, b, k=3) == 2 and compare_fv.overlap(a, a, k=3) == 3
+    effects = torch.tensor([[[1.0]], [[1.0]], [[1.0]], [[-3.0]]])  # three prompts of one answer, one of the other
+    assert compare_fv.balanced(effects, ["pos", "pos", "pos", "neg"]).item() == pytest.approx(-1.0)  # not 0.0
+    cfg = compare_fv.matched({"n_clean": 24, "n_trials": 4, "n_shots": 10, "top_k": 20, "layer": 10})
+    assert (cfg.n_prompts, cfg.n_corrupted, cfg.n_demos, cfg.top_k, cfg.layer) == (24, 4, 10, 20, 10)
+
+
+def test_their_function_vector_in_ours_is_added_at_their_layer(lm):
+    from icr_app.methods import build_method
+    from icr_app.methods.function_vector import FunctionVectorConfig
+    from icr_app.methods.zero_shot import ZeroShotMethod
+
+    task = builtin_task("antonyms", kind="open")
+    cfg = FunctionVectorConfig(n_prompts=2, n_corrupted=2, n_demos=2)
+    ours = build_method(lm, task, "function-vector", cfg)
+    theirs = torch.randn_like(ours.state.fv)
+    moved = compare_fv.theirs_in_ours(ours, theirs, 0)
+    assert moved.state.meta.layer == 0 and torch.equal(moved.state.fv, theirs)
+    assert not torch.equal(ours.state.fv, theirs)  # the built method is left as it was
+    queries = [e.input for e in task.examples[:4]]
+    nothing = compare_fv.theirs_in_ours(ours, torch.zeros_like(theirs), 0)
+    zero_shot = ZeroShotMethod(lm, ours.answering)
+    assert [p.first_token for p in nothing.predict(queries)] == [p.first_token for p in zero_shot.predict(queries)]

@@ -6,11 +6,13 @@ writes, under --out:
 - `<model>/` (e.g. `smollm2-135m/`): the model's checkpoint as transformers 4.x reads it. ICL Lab's cached copy
   was written by transformers 5, whose config keeps the RoPE base under `rope_parameters` (4.x would silently
   fall back to its default base) and names a tokenizer class 4.x does not know. The weights are linked, not copied.
-- `data/<task>-s<seed>[-tv]/{train,valid,test}.json`: ICL Lab's seeded `eval` split (the same `split` call and
+- `data/<task>-s<seed>[-tv|-fv]/{train,valid,test}.json`: ICL Lab's seeded `eval` split (the same `split` call and
   arguments as `icr_app.evaluation.evaluate`), the training part cut as the method's build cuts it (`--method`:
   SITE's `_holdout`, what it fits on and what it validates on; the task vector's `holdout`, what its prompts are
-  drawn from and what chooses its layer, in folders ending `-tv`), each a list of {"input", "output"} records,
-  the format SITE's and the function vectors' code read; `split.json` beside them records the arguments.
+  drawn from and what chooses its layer, in folders ending `-tv`; the function vector's, which draws demonstrations
+  and queries alike from the whole training part: that part as both `train` and `valid`, in folders ending `-fv`),
+  each a list of {"input", "output"} records, the format SITE's and the function vectors' code read; `split.json`
+  beside them records the arguments.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from icr_app.methods.site.method import SiteConfig, _holdout
 from icr_app.methods.task_vector import TaskVectorConfig, holdout
 
 TOKENIZER_V4 = "PreTrainedTokenizerFast"  # the class transformers 4.x builds from a bare tokenizer.json
+SUFFIX = {"site": "", "task-vector": "-tv", "function-vector": "-fv"}  # a unit's folder: <task>-s<seed><suffix>
 
 
 def records(examples: list[Example] | tuple[Example, ...]) -> list[dict[str, str]]:
@@ -38,6 +41,8 @@ def cut(method: str, train: Task, seed: int) -> tuple[tuple[Example, ...], list[
     if method == "site":
         fit, val = _holdout(train, SiteConfig(), seed)  # reads max_examples and val_fraction, shared by presets
         return tuple(fit), list(val)
+    if method == "function-vector":  # its prompts' demonstrations and queries both come from the whole part
+        return train.examples, list(train.examples)
     source, val = holdout(train, TaskVectorConfig().val_size, seed)
     return source.examples, val
 
@@ -84,14 +89,14 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--n-test", type=int, default=24)
     ap.add_argument("--model", default="smollm2-135m")
-    ap.add_argument("--method", choices=("site", "task-vector"), default="site",
+    ap.add_argument("--method", choices=tuple(SUFFIX), default="site",
                     help="whose build's cut of the training part to hand over")
     args = ap.parse_args()
     write_checkpoint(Path(load_model(args.model).model.name_or_path), args.out / args.model)
     for name in args.tasks:
         task = builtin_task(name, kind="open")  # scored on the full vocabulary, as the authors' code scores
         for seed in args.seeds:
-            folder = args.out / "data" / f"{name}-s{seed}{'-tv' if args.method == 'task-vector' else ''}"
+            folder = args.out / "data" / f"{name}-s{seed}{SUFFIX[args.method]}"
             folder.mkdir(parents=True, exist_ok=True)
             for part, rows in task_files(task, args.n_test, seed, args.method).items():
                 (folder / f"{part}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1))
