@@ -14,9 +14,7 @@ mkdir -p "$E" "$SRC/baukit-elicit"
 git --git-dir="$MIRROR" archive "$COMMIT" | tar -x -C "$E"
 git --git-dir="$BAUKIT" archive "$BAUKIT_COMMIT" | tar -x -C "$SRC/baukit-elicit"
 
-check() {  # check FILE PATTERN: the change above it applied
-  grep -q -- "$2" "$1" || { echo "patch did not apply to $1" >&2; exit 1; }
-}
+. "$(dirname "$0")/check.sh"  # check FILE PATTERN: the change above it applied
 
 # 1. The prompt: ICL Lab's template ("Input: x\nOutput: y\n\n") in place of theirs ("Q: x\nA: y\n\n"). Their
 #    --prefixes argument is parsed but never passed on (get_mean_layer_activations, n_shot_eval and

@@ -16,9 +16,7 @@ mkdir -p "$F" "$SRC/baukit-fv"
 git --git-dir="$MIRROR" archive "$COMMIT" src LICENSE README.md | tar -x -C "$F"
 git --git-dir="$BAUKIT" archive "$BAUKIT_COMMIT" | tar -x -C "$SRC/baukit-fv"
 
-check() {  # check FILE PATTERN: the change above it applied
-  grep -q -- "$2" "$1" || { echo "patch did not apply to $1" >&2; exit 1; }
-}
+. "$(dirname "$0")/check.sh"  # check FILE PATTERN: the change above it applied
 
 # 1. The model: load_gpt_model_and_tokenizer knows a model by a substring of its name; a local Llama checkpoint
 #    named smollm2 takes their Llama path (AutoModelForCausalLM, hooks on model.layers.{l}.self_attn.o_proj).
