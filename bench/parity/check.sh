@@ -3,3 +3,12 @@
 check() {
   grep -q -- "$2" "$1" || { echo "patch did not apply to $1" >&2; exit 1; }
 }
+
+# `baukit_without_images DIR`: baukit's package __init__ imports its image-folder helpers, which need torchvision;
+# PyPI's torchvision is a CUDA build that does not load beside torch's CPU wheel, and nothing the authors use from
+# baukit (TraceDict) needs them, so the two imports go.
+baukit_without_images() {
+  sed -i '/parallelfolder\|renormalize/d' "$1/baukit/__init__.py"
+  ! grep -q 'parallelfolder\|renormalize' "$1/baukit/__init__.py" \
+    || { echo "patch did not apply to $1/baukit/__init__.py" >&2; exit 1; }
+}

@@ -29,11 +29,8 @@ check "$E/utils/data_utils.py" 'prefixes: dict = {"input":"Input:", "output":"Ou
 #    model.layers.{l}, prepend_bos True: no BOS text added by hand).
 sed -i 's|    if "llama" in model_name:|    if "llama" in model_name or "smollm2" in model_name:|' "$E/utils/model_utils.py"
 check "$E/utils/model_utils.py" 'if "llama" in model_name or "smollm2" in model_name:'
-# 3. baukit's package imports its image-folder helpers, which need torchvision; PyPI's torchvision is a CUDA build
-#    that does not load beside torch's CPU wheel, and nothing the authors use from baukit (TraceDict) needs it.
-sed -i '/parallelfolder\|renormalize/d' "$SRC/baukit-elicit/baukit/__init__.py"
-! grep -q 'parallelfolder\|renormalize' "$SRC/baukit-elicit/baukit/__init__.py" \
-  || { echo "patch did not apply to baukit/__init__.py" >&2; exit 1; }
+# 3. baukit without its image helpers (check.sh says why).
+baukit_without_images "$SRC/baukit-elicit"
 
 python3.11 -m venv "$VENV"
 "$VENV/bin/pip" install -q torch==2.13.0

@@ -41,11 +41,8 @@ check "$F/src/utils/extract_utils.py" "or 'smollm2' in model_config\['name_or_pa
 sed -i 's|    token_meta_labels = tokenize_labels(prompt_parts, prompt_part_labels, tokenizer, prepend_bos)|    token_meta_labels = tokenize_labels(prompt_parts, prompt_part_labels, tokenizer, prepend_bos and tokenizer("a").input_ids[0] == tokenizer.bos_token_id)|' \
   "$F/src/utils/prompt_utils.py"
 check "$F/src/utils/prompt_utils.py" 'prepend_bos and tokenizer("a").input_ids\[0\] == tokenizer.bos_token_id)'
-# 5. baukit's package imports its image-folder helpers, which need torchvision; PyPI's torchvision is a CUDA build
-#    that does not load beside torch's CPU wheel, and nothing the authors use from baukit (TraceDict) needs it.
-sed -i '/parallelfolder\|renormalize/d' "$SRC/baukit-fv/baukit/__init__.py"
-! grep -q 'parallelfolder\|renormalize' "$SRC/baukit-fv/baukit/__init__.py" \
-  || { echo "patch did not apply to baukit/__init__.py" >&2; exit 1; }
+# 5. baukit without its image helpers (check.sh says why).
+baukit_without_images "$SRC/baukit-fv"
 
 python3.11 -m venv "$VENV"
 "$VENV/bin/pip" install -q torch==2.13.0
