@@ -22,6 +22,7 @@ from icr_app.methods.i2cl.figures import coefficient_figure
 from icr_app.methods.i2cl.method import (
     I2CLConfig,
     I2CLMethod,
+    calibration_config,
     calibration_steps,
     coefficients,
     context_vectors,
@@ -106,10 +107,10 @@ def test_every_shipped_i2cl_was_calibrated_with_the_default_config():
     default = I2CLConfig()
     for path, artefact in shipped_artefacts("i2cl").items():
         meta = artefact.meta
-        cfg = default if meta["kind"] == "classification" else \
-            replace(default, epochs=default.open_epochs, batch_size=default.open_batch_size)
+        cfg = calibration_config(default, meta["kind"])
         assert meta["n_calibration"] == cfg.calibration_examples, path
         assert meta["steps"] == calibration_steps(meta["n_calibration"], cfg), path
+
 
 def test_cosine_schedule_warms_up_then_decays_to_zero():
     f = cosine_with_warmup(100)

@@ -188,6 +188,12 @@ def cosine_with_warmup(steps: int) -> Any:
     return factor
 
 
+def calibration_config(cfg: I2CLConfig, kind: str) -> I2CLConfig:
+    """The epochs and batch size a task of this kind calibrates with (module docstring: open tasks take the
+    paper's)."""
+    return cfg if kind == "classification" else replace(cfg, epochs=cfg.open_epochs, batch_size=cfg.open_batch_size)
+
+
 def calibration_steps(n_examples: int, cfg: I2CLConfig) -> int:
     """`epochs` of batches drawn from `n_examples`: at least one step an epoch, even with fewer than a batch."""
     return cfg.epochs * max(1, n_examples // cfg.batch_size)
@@ -227,8 +233,7 @@ def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CLMethod:
     classification = answering.kind == "classification"
     rng = random.Random(seed)
     n_demos = cfg.demos_per_class * len(answering.labels) if classification else cfg.open_demos
-    if not classification:  # what an open task calibrates with (module docstring)
-        cfg = replace(cfg, epochs=cfg.open_epochs, batch_size=cfg.open_batch_size)
+    cfg = calibration_config(cfg, answering.kind)
     demos = sample_demos(train, n_demos, rng)
     calibration = demos if cfg.calibration_examples == 0 else sample_demos(train, cfg.calibration_examples, rng)
     if not demos or not calibration:
