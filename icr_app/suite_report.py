@@ -117,7 +117,8 @@ def pooled_markdown(accuracy: list[dict], comparisons: list[dict]) -> str:
 def group_rows(reports: dict[str, dict], methods: list[str], parts: dict[str, list[str]]) -> list[dict[str, Any]]:
     """A paper's layout (group.csv): per method its mean accuracy over each part's tasks and over all of them,
     and its collapses, the tasks where it is below zero-shot ("*" where significantly)."""
-    members = [t for names in parts.values() for t in names if t in reports]
+    # a set in two groups (or in a part and its group's "all") counts once in the overall
+    members = list(dict.fromkeys(t for names in parts.values() for t in names if t in reports))
     rows = []
     for m in methods:
         ok = {t: reports[t]["methods"][m] for t in members if reports[t]["methods"][m]["error"] is None}
@@ -171,7 +172,9 @@ def markdown(reports: dict[str, dict], methods: list[str], seeds: list[int], cel
     """The two tables: accuracy [95% interval] per task and method (* differs from zero-shot, p < 0.05), then
     the per-method record."""
     n_test = sorted({rep["n_test"] for rep in reports.values()})
-    lines = [f"Seeds {','.join(map(str, seeds))}, n_test {','.join(map(str, n_test))} per seed. Cells: mean accuracy "
+    # a test split smaller than --n-test gives fewer items; "56,100" would read as one number
+    items = str(n_test[0]) if len(n_test) == 1 else f"{n_test[0]} to {n_test[-1]}"
+    lines = [f"Seeds {', '.join(map(str, seeds))}; {items} test items per task and seed. Cells: mean accuracy "
              "over seeds [95% Wilson interval of the pooled items]; * the paired exact McNemar test against "
              "zero-shot gives p < 0.05.", "", "| task | kind | " + " | ".join(methods) + " |",
              "|---|---|" + "---:|" * len(methods)]

@@ -80,10 +80,17 @@ def groups_among(sources: Sequence[TaskSource]) -> list[TaskGroup]:
 
 def group_parts(sources: Sequence[TaskSource]) -> dict[str, list[str]]:
     """The parts of the groups among `sources` ("in-domain": [...]), each named "group/part" when there are
-    several groups; the summary reports a mean per part."""
+    several groups; the summary reports a mean per part. With several groups, a group of several parts also gets
+    "group/all", its own overall (the run's overall then spans every group, which is not what a paper reports)."""
     groups = groups_among(sources)
-    return {(f"{g.name}/{part}" if len(groups) > 1 else part): list(names)
-            for g in groups for part, names in g.parts.items()}
+    if len(groups) == 1:
+        return {part: list(names) for part, names in groups[0].parts.items()}
+    parts = {}
+    for g in groups:
+        parts |= {f"{g.name}/{part}": list(names) for part, names in g.parts.items()}
+        if len(g.parts) > 1:
+            parts[f"{g.name}/all"] = [t for names in g.parts.values() for t in names]
+    return parts
 
 
 def group_reported(sources: Sequence[TaskSource]) -> list[tuple[str, Reported]]:

@@ -153,6 +153,18 @@ def test_the_method_table_counts_wins_and_significant_losses_to_zero_shot():
     assert rows["few-shot"]["mean_accuracy"] == 0.5 and rows["zero-shot"]["below_zero_shot"] == 0
 
 
+def test_the_summary_says_how_many_test_items_each_task_had():
+    """A test split smaller than --n-test (CB has 56 where others give 100) makes a range, not "5,10", which reads
+    as one number."""
+    from icr_app.suite_report import markdown
+
+    full, small = _report({"zero-shot": [True] * 4}), {**_report({"zero-shot": [True] * 4}), "n_test": 5}
+    assert markdown({"a": full}, ["zero-shot"], [0, 1], [], []).startswith(
+        "Seeds 0, 1; 10 test items per task and seed.")
+    assert markdown({"a": full, "b": small}, ["zero-shot"], [0], [], []).startswith(
+        "Seeds 0; 5 to 10 test items per task and seed.")
+
+
 def test_pooled_orderings_pair_the_items_of_the_tasks_both_methods_served():
     """a is right on every item, b on half, zero-shot on none of task x; c failed on task y, so its pooled
     accuracy and its comparisons use task x alone."""

@@ -182,6 +182,23 @@ def test_a_group_runs_its_members_reports_its_parts_and_marks_the_missing_one(sp
     assert float(table["few-shot"]["overall"]) == pytest.approx((toy + toy2) / 2)
 
 
+def test_two_groups_sharing_a_set_each_get_their_own_overall_and_the_set_counts_once(specs, tiny_checkpoint,
+                                                                                       tmp_path):
+    """`toys` (toy; toy2, nodata) and `solo` (toy alone): each group's parts, `toys/all` for the group of two
+    parts, and the run's overall over the two distinct sets, not toy twice."""
+    (specs[2] / "solo.yaml").write_text("name: solo\ntitle: toy alone\nparts:\n  all: [toy]\n")
+    out = tmp_path / "suite"
+    assert main(["suite", "--tasks", "toys,solo", "--methods", "zero-shot", "--n-test", "6", "--shots", "2",
+                 "--model", tiny_checkpoint, "--out", str(out)]) == 0
+    assert ("| method | toys/seen (1/1) | toys/unseen (1/2) | toys/all (2/3) | solo/all (1/1) | overall |"
+            in (out / "summary.md").read_text())
+    row = next(csv.DictReader((out / "group.csv").open()))
+    acc = {t: json.loads((out / f"{t}.json").read_text())["methods"]["zero-shot"]["accuracy"] for t in ("toy", "toy2")}
+    assert acc["toy"] != acc["toy2"]  # else counting toy twice would not show
+    assert float(row["toys/all"]) == pytest.approx((acc["toy"] + acc["toy2"]) / 2)
+    assert float(row["overall"]) == pytest.approx((acc["toy"] + acc["toy2"]) / 2)
+
+
 def test_a_spec_asked_for_by_name_must_have_its_data(specs, tiny_checkpoint, tmp_path, capsys):
     assert main(["suite", "--tasks", "hf:toy,hf:nodata", "--methods", "zero-shot", "--n-test", "4",
                  "--model", tiny_checkpoint, "--out", str(tmp_path / "s")]) == 2
