@@ -24,6 +24,7 @@ process with the global batch (GPUs were not available to test).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import time
@@ -211,6 +212,30 @@ def _pids(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, out: Path, templ
     return pids
 
 
+def _resume(out: Path, lm: LoadedModel, router: ICRRouter, opt: torch.optim.Optimizer, meta: dict[str, Any]) -> int:
+    """Restore `out`'s checkpoint into the router and the optimizer; the step it reached (0 when there is none)."""
+    if not (out / CHECKPOINT).exists():
+        return 0
+    art = load_artefact(out / CHECKPOINT, "checkpoint", lm.fingerprint)
+    if art.meta["config"] != meta["config"] or art.meta["domains"] != meta["domains"]:
+        raise ValueError(f"{out} holds a checkpoint of another configuration; use a new --out folder")
+    router.net.load_state_dict({k[4:]: v for k, v in art.tensors.items() if k.startswith("net.")})
+    _restore_optimizer(opt, art.tensors, art.meta["optimizer"])
+    return art.meta["step"]
+
+
+def _batch_loss(lm: LoadedModel, router: ICRRouter, net: torch.nn.Module, data: Examples, idx: list[int],
+                cfg: TrainConfig, device: torch.device) -> tuple[torch.Tensor, dict[str, float]]:
+    """The ICR loss of one batch of training prompts, routed by `net` (the router's network as accelerate wraps it)."""
+    alpha, gamma = net(data.emb[idx].to(device))
+    enc = encode(lm, [data.prompts[i] for i in idx])
+    with lm.lock, frozen(lm.model):  # the router's gradients only, on a model the user wrapped too
+        logits = prefill(lm, enc, intervention=routing(lm, router.routes(alpha, gamma)))
+    allowed = data.allowed(idx, logits.shape[-1])
+    return icr_loss(logits, data.targets[idx].to(device), data.h_zs[idx].to(device), alpha, gamma, cfg,
+                    None if allowed is None else allowed.to(device))
+
+
 def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: TrainConfig | None = None,
                  encoder: Encoder | None = None, template: Template | None = None,
                  progress: Progress = no_progress, log_path: str | Path | None = None) -> ICRRouter:
@@ -228,19 +253,10 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
     router = new_router(lm, pids, data.emb.shape[1], cfg.layers, cfg.rows, cfg.hidden, encoder, cfg.seed)  # type: ignore[arg-type]
     opt = torch.optim.AdamW(router.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     meta = {"config": asdict(cfg), "domains": [t.name for t in tasks], "n_examples": len(data.prompts)}
-    step = 0
-    if (out / CHECKPOINT).exists():
-        art = load_artefact(out / CHECKPOINT, "checkpoint", lm.fingerprint)
-        tensors, ck = art.tensors, art.meta
-        if ck["config"] != asdict(cfg) or ck["domains"] != meta["domains"]:
-            raise ValueError(f"{out} holds a checkpoint of another configuration; use a new --out folder")
-        router.net.load_state_dict({k[4:]: v for k, v in tensors.items() if k.startswith("net.")})
-        _restore_optimizer(opt, tensors, ck["optimizer"])
-        step = ck["step"]
+    step = _resume(out, lm, router, opt, meta)
     net, opt = accelerator.prepare(router.net, opt)
     per_epoch = -(-len(data.prompts) // (cfg.batch_size * accelerator.num_processes))
     total = per_epoch * cfg.epochs
-    log = open(log_path, "a") if log_path and accelerator.is_main_process else None
 
     def save_checkpoint() -> None:
         if accelerator.is_main_process:
@@ -249,22 +265,15 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
             save_artefact(out / CHECKPOINT, "checkpoint", tensors, {**meta, "step": step, "optimizer": opt_meta},
                           lm.fingerprint)
 
-    try:
+    writes_log = log_path is not None and accelerator.is_main_process
+    with open(log_path, "a") if writes_log else contextlib.nullcontext() as log:  # type: ignore[arg-type]
         for epoch in range(step // per_epoch, cfg.epochs):
             order = torch.randperm(len(data.prompts), generator=torch.Generator().manual_seed(cfg.seed + epoch))
             loader = accelerator.prepare_data_loader(DataLoader(order.tolist(), batch_size=cfg.batch_size))
             loader = accelerator.skip_first_batches(loader, step - epoch * per_epoch)
             for idx in progress(loader, desc=f"router epoch {epoch + 1}/{cfg.epochs}"):
-                idx = idx.tolist()
                 accelerator.unwrap_model(net).alpha_scale.fill_(alpha_scale(cfg, step, total))
-                alpha, gamma = net(data.emb[idx].to(accelerator.device))
-                enc = encode(lm, [data.prompts[i] for i in idx])
-                with lm.lock, frozen(lm.model):  # the router's gradients only, on a model the user wrapped too
-                    logits = prefill(lm, enc, intervention=routing(lm, router.routes(alpha, gamma)))
-                allowed = data.allowed(idx, logits.shape[-1])
-                loss, parts = icr_loss(logits, data.targets[idx].to(accelerator.device),
-                                       data.h_zs[idx].to(accelerator.device), alpha, gamma, cfg,
-                                       None if allowed is None else allowed.to(accelerator.device))
+                loss, parts = _batch_loss(lm, router, net, data, idx.tolist(), cfg, accelerator.device)
                 accelerator.backward(loss)
                 accelerator.clip_grad_norm_(net.parameters(), cfg.grad_clip)
                 opt.step()
@@ -275,9 +284,6 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
                     log.flush()
                 if step % cfg.checkpoint_every == 0:
                     save_checkpoint()
-    finally:
-        if log:
-            log.close()
     save_checkpoint()
     router.net = accelerator.unwrap_model(net)
     router.net.alpha_scale.fill_(cfg.alpha_scale_end)
