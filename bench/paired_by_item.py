@@ -1,6 +1,6 @@
 """The suite's pooled comparisons again, with each distinct test item as one unit instead of each item-seed pair.
 
-    ICL_LAB_DATA=DATA PYTHONPATH=. python bench/paired_by_item.py --units OUT/units --tasks icr-paper,i2cl-paper \
+    ICL_LAB_DATA=DATA PYTHONPATH=. python bench/paired_by_item.py --out OUT --tasks icr-paper,i2cl-paper \
         --seeds 0,1 --pairs site:lora,lora:learned-task-vector,icv:task-vector
 
 The suite pools every task's and seed's items and runs one exact McNemar test per pair of methods
@@ -21,36 +21,28 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import permutation_test
 
-from icr_app.core.tasks import load_task, split
-from icr_app.core.taskspecs import group_names, load_group
+from icr_app.core.tasks import split
 from icr_app.stats import paired
+from icr_app.suite_run import read_tasks, unit_path
 
 Item = tuple[str, str, str]
 
 
-def task_names(spec: str) -> list[str]:
-    """The tasks of a `--tasks` value: group names expand to their members as `hf:` specs, a set counted once."""
-    names: list[str] = []
-    for part in spec.split(","):
-        names += [f"hf:{m}" for m in load_group(part).members] if part in group_names() else [part]
-    return list(dict.fromkeys(names))
-
-
-def read_units(units: Path, tasks: list[str], seeds: list[int], n_test: int) -> dict[str, list[tuple[Item, bool]]]:
-    """Per method, (item, correct) for every task and seed, in one fixed order."""
-    out: dict[str, list[tuple[Item, bool]]] = {}
-    for name in tasks:
-        task = load_task(name)
+def read_units(out: Path, tasks: str, seeds: list[int], n_test: int,
+               methods: set[str]) -> dict[str, list[tuple[Item, bool]]]:
+    """Per method, (item, correct) for every task of `tasks` (as given to the suite) and seed, in one fixed order."""
+    runs: dict[str, list[tuple[Item, bool]]] = {m: [] for m in methods}
+    for name, task in read_tasks(tasks.split(","))[0].items():
         for seed in seeds:
             _, test = split(task, n_test, seed)
-            items = [(task.name, e.input, e.output) for e in test.examples]
-            for path in sorted((units / task.name / f"seed{seed}").glob("*.json")):
-                unit = json.loads(path.read_text())
-                correct = unit["result"]["correct"]
+            items = [(name, e.input, e.output) for e in test.examples]
+            for method in methods:
+                path = unit_path(out, name, seed, method)
+                correct = json.loads(path.read_text())["result"]["correct"]
                 if len(correct) != len(items):
                     raise ValueError(f"{path}: {len(correct)} items, the split gives {len(items)}")
-                out.setdefault(unit["method"], []).extend(zip(items, correct))
-    return out
+                runs[method].extend(zip(items, correct))
+    return runs
 
 
 def check_items(zero_shot: list[tuple[Item, bool]]) -> None:
@@ -77,19 +69,20 @@ def by_item(a: list[tuple[Item, bool]], b: list[tuple[Item, bool]], resamples: i
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--units", type=Path, required=True, help="the suite's units folder (OUT/units)")
+    ap.add_argument("--out", type=Path, required=True, help="the suite's --out folder")
     ap.add_argument("--tasks", required=True, help="as given to the suite")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--n-test", type=int, default=100)
     ap.add_argument("--pairs", required=True, help="a:b,... compared as a − b")
     ap.add_argument("--resamples", type=int, default=20000)
     args = ap.parse_args()
-    runs = read_units(args.units, task_names(args.tasks), [int(s) for s in args.seeds.split(",")], args.n_test)
+    pairs = [pair.split(":") for pair in args.pairs.split(",")]
+    methods = {"zero-shot"} | {m for pair in pairs for m in pair}
+    runs = read_units(args.out, args.tasks, [int(s) for s in args.seeds.split(",")], args.n_test, methods)
     check_items(runs["zero-shot"])
     print("| a − b | pairs | distinct items | difference (points) | pooled McNemar p | by-item sign-flip p |")
     print("|---|---:|---:|---:|---:|---:|")
-    for pair in args.pairs.split(","):
-        a, b = pair.split(":")
+    for a, b in pairs:
         r = by_item(runs[a], runs[b], args.resamples)
         print(f"| {a} − {b} | {r['pairs']} | {r['items']} | {r['points']:+.1f} | {r['p_pooled']:.2g} | "
               f"{r['p_by_item']:.2g} |")

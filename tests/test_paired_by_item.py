@@ -34,9 +34,3 @@ def test_zero_shot_disagreeing_with_itself_means_the_items_were_matched_wrongly(
     with pytest.raises(ValueError, match="zero-shot differs between seeds on cb"):
         bench.check_items([(("cb", "x", "true"), True), (("cb", "x", "true"), False)])
 
-
-def test_groups_expand_to_their_sets_once_and_other_tasks_stay():
-    names = bench.task_names("icr-paper,i2cl-paper,sentiment")
-    assert names[:3] == ["hf:agnews", "hf:sst2", "hf:trec"]
-    assert names.count("hf:sst2") == 1 and names[-1] == "sentiment"
-    assert len(names) == 12 + 4 + 1  # I2CL's nine share five sets with the ICR paper's twelve
