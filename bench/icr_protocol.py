@@ -28,7 +28,7 @@ from icr_app.methods.elicit.method import ElicitConfig
 from icr_app.methods.icr.method import ICRConfig
 from icr_app.methods.icr.train import TrainConfig, train_router
 from icr_app.stats import paired, significant
-from icr_app.suite_report import vs_base
+from icr_app.suite_report import item_names, vs_base
 
 GROUP = "icr-paper"
 # variant: the methods its suite scores beside zero-shot, and what it learns from the in-domain sets (None: the
@@ -115,7 +115,7 @@ def table(runs: dict[str, dict], parts: dict[str, tuple[str, ...]]) -> str:
     for name, method in rows:
         reps = runs[name]
         below = {t: c for t in ood if (c := vs_base(reps[t], method))["diff"] < 0}
-        gain = paired(items(reps, ood, method), items(reps, ood, "zero-shot"))
+        gain = paired(items(reps, ood, method), items(reps, ood, "zero-shot"), item_names(reps, ood))
         lines.append(f"| {ROWS[name, method]} | {means(reps, method)} | "
                      + (" ".join(t + ("*" if significant(c) else "") for t, c in below.items()) or "none")
                      + f" | {interval(gain)} |")
@@ -124,7 +124,8 @@ def table(runs: dict[str, dict], parts: dict[str, tuple[str, ...]]) -> str:
         n = len(items(base, ood, "zero-shot"))
         lines += ["", f"Variants against each other on the pooled out-of-domain items ({n} items):", ""]
     for a, b in pairs:
-        lines.append(f"- {ROWS[a]} − {ROWS[b]}: {interval(paired(pooled(runs, a, ood), pooled(runs, b, ood)))}")
+        c = paired(pooled(runs, a, ood), pooled(runs, b, ood), item_names(runs[a[0]], ood))
+        lines.append(f"- {ROWS[a]} − {ROWS[b]}: {interval(c)}")
     return "\n".join(lines) + "\n"
 
 

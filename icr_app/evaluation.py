@@ -20,7 +20,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template
 from icr_app.core.scoring import first_token_id
-from icr_app.core.tasks import Task, split
+from icr_app.core.tasks import Task, item_keys, split
 from icr_app.methods import build_method, parse_entry
 from icr_app.methods.base import Answering, BuildError, Method, Prediction, is_correct
 from icr_app.methods.zero_shot import ZeroShotMethod
@@ -55,12 +55,13 @@ class EvalReport:
     device_map: dict[str, str] = field(default_factory=dict)
     paired: list[dict[str, Any]] = field(default_factory=list)  # `stats.paired_comparisons` of the methods' items
     seeds: list[int] = field(default_factory=list)  # [seed]: the key a run over several seeds has too
+    items: list[str] = field(default_factory=list)  # `core.tasks.item_key` of each test item, in scoring order
 
     def __post_init__(self) -> None:
         self.seeds = self.seeds or [self.seed]
         # computed here, not only by `evaluate`, so a report read back (a suite's units, a shipped run) has it too
         self.paired = self.paired or paired_comparisons(
-            {name: r.correct for name, r in self.methods.items() if r.error is None})
+            {name: r.correct for name, r in self.methods.items() if r.error is None}, items=self.items or None)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -149,7 +150,7 @@ def evaluate(
     """
     specs = {entry: parse_entry(entry)[0] for entry in methods}
     configs = configs or {}
-    train, test = split(task, n_test, seed, min_train=max(2, shots))
+    train, test = eval_split(task, n_test, seed, shots)
     answering = Answering.of(lm, train, template, task.labels)
     built: dict[str, Method] = {}
     results: dict[str, MethodResult] = {}
@@ -173,12 +174,18 @@ def evaluate(
             if res.latency_s is not None:
                 res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
     return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results,
-                      dtype=dtype_name(lm.dtype), device_map=lm.device_map)
+                      dtype=dtype_name(lm.dtype), device_map=lm.device_map, items=item_keys(test))
+
+
+def eval_split(task: Task, n_test: int, seed: int, shots: int) -> tuple[Task, Task]:
+    """The (train, test) split `evaluate` uses: enough training examples left for the demonstrations."""
+    return split(task, n_test, seed, min_train=max(2, shots))
 
 
 @dataclass
 class SeedsReport:
-    """One `evaluate` run per seed, each with its own split, demonstrations and builds."""
+    """One `evaluate` run per seed, each with its own split, demonstrations and builds. The seeds' items are
+    pooled in seed order; an item two seeds drew is one item to the paired tests (`stats.paired`)."""
     runs: list[EvalReport]
 
     @property
@@ -193,9 +200,11 @@ class SeedsReport:
         first = self.runs[0]
         methods = {name: summarise(name, self.runs) for name in first.methods}
         pooled = {name: m["correct"] for name, m in methods.items() if m["error"] is None}
+        # a report read back from before items were recorded has none: its pairs then count as distinct items
+        items = [key for run in self.runs for key in run.items] if all(run.items for run in self.runs) else []
         return {"task": first.task, "model": first.model, "dtype": first.dtype, "device_map": first.device_map,
-                "n_test": first.n_test, "kind": first.kind,
-                "seeds": [run.seed for run in self.runs], "methods": methods, "paired": paired_comparisons(pooled)}
+                "n_test": first.n_test, "kind": first.kind, "seeds": [run.seed for run in self.runs],
+                "items": items, "methods": methods, "paired": paired_comparisons(pooled, items=items or None)}
 
 
 MEANS = ("accuracy", "first_token_accuracy", "latency_s", "mean_prompt_tokens", "build_s",
@@ -204,7 +213,7 @@ MEANS = ("accuracy", "first_token_accuracy", "latency_s", "mean_prompt_tokens", 
 
 def summarise(name: str, runs: list[EvalReport]) -> dict[str, Any]:
     """A method over seeds. Its items are paired with the other methods' seed by seed, so the per-item lists are
-    concatenated in seed order; the pooled interval counts an item drawn by two seeds' splits twice."""
+    concatenated in seed order; the pooled Wilson interval counts an item drawn by two seeds' splits twice."""
     per_seed = [{"seed": run.seed, **asdict(run.methods[name])} for run in runs]
     errors = [f"seed {r['seed']}: {r['error']}" for r in per_seed if r["error"] is not None]
     if errors:

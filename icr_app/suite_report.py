@@ -7,7 +7,8 @@ those items says p < 0.05. Latency ratio and build seconds are medians over the 
 
 Pooled: every task's and seed's items in one list per method, so an ordering between two methods over the whole
 suite gets one paired test (per-task tests at n = 100 miss differences of a few points). An item drawn by two
-seeds' splits counts twice, so the pooled p-values are a little optimistic.
+seeds' splits is one item to the test and the interval (`stats.paired`); the pooled accuracy's Wilson interval
+counts it each time.
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ def _items(reports: dict[str, dict], method: str, tasks: list[str]) -> list[bool
     return [c for t in tasks for c in reports[t]["methods"][method]["correct"]]
 
 
+def item_names(reports: dict[str, dict], tasks: list[str]) -> list[tuple[str, str]] | None:
+    """(task, item) behind each pooled answer; None when a report predates item names (each pair then counts)."""
+    if not all(reports[t].get("items") for t in tasks):
+        return None
+    return [(t, key) for t in tasks for key in reports[t]["items"]]
+
+
 def pooled_rows(reports: dict[str, dict], methods: list[str]) -> tuple[list[dict], list[dict]]:
     """Per method its pooled accuracy over the tasks it served; then, in that order from the best, each method
     against the next below it and against zero-shot, on the tasks both served (pooled.csv)."""
@@ -92,9 +100,10 @@ def pooled_rows(reports: dict[str, dict], methods: list[str]) -> tuple[list[dict
     comparisons = []
     for a, b in pairs:
         both = [t for t in served[a] if t in served[b]]
-        items_a = _items(reports, a, both)
-        c = paired(items_a, _items(reports, b, both))
-        comparisons.append({"a": a, "b": b, "tasks": len(both), "n": len(items_a), "diff": c["diff"],
+        items_a, names = _items(reports, a, both), item_names(reports, both)
+        c = paired(items_a, _items(reports, b, both), names)
+        comparisons.append({"a": a, "b": b, "tasks": len(both), "n": len(items_a),
+                            "distinct": len(set(names)) if names else len(items_a), "diff": c["diff"],
                             "ci95_low": c["ci95"][0], "ci95_high": c["ci95"][1], "p_mcnemar": c["p_mcnemar"]})
     return accuracy, comparisons
 
@@ -102,15 +111,16 @@ def pooled_rows(reports: dict[str, dict], methods: list[str]) -> tuple[list[dict
 def pooled_markdown(accuracy: list[dict], comparisons: list[dict]) -> str:
     lines = ["", "Pooled over every task and seed: accuracy [95% Wilson interval]; each method against the next "
              "below it and against zero-shot on the items both scored, difference in points [95% interval] and the "
-             "exact McNemar p (* p < 0.05).", "", "| method | items | pooled accuracy |", "|---|---:|---|"]
+             "exact McNemar p (* p < 0.05), where an item drawn by several seeds counts once.", "",
+             "| method | items | pooled accuracy |", "|---|---:|---|"]
     for r in sorted((r for r in accuracy if r["n"]), key=lambda r: -r["accuracy"]):
         lines.append(f"| {r['method']} | {r['n']} | {r['accuracy']:.3f} [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}] |")
-    lines += ["", "| a − b | items | difference (points) | McNemar p |", "|---|---:|---:|---:|"]
+    lines += ["", "| a − b | items (distinct) | difference (points) | McNemar p |", "|---|---:|---:|---:|"]
     for c in comparisons:
         star = "*" if significant(c) else ""
         p = f"{c['p_mcnemar']:.2g}" if c["p_mcnemar"] > 0 else "< 1e-300"  # below a float's range, not zero
-        lines.append(f"| {c['a']} − {c['b']} | {c['n']} | {100 * c['diff']:+.1f} [{100 * c['ci95_low']:+.1f}, "
-                     f"{100 * c['ci95_high']:+.1f}] | {p}{star} |")
+        lines.append(f"| {c['a']} − {c['b']} | {c['n']} ({c['distinct']}) | {100 * c['diff']:+.1f} "
+                     f"[{100 * c['ci95_low']:+.1f}, {100 * c['ci95_high']:+.1f}] | {p}{star} |")
     return "\n".join(lines) + "\n"
 
 
@@ -176,7 +186,8 @@ def markdown(reports: dict[str, dict], methods: list[str], seeds: list[int], cel
     items = str(n_test[0]) if len(n_test) == 1 else f"{n_test[0]} to {n_test[-1]}"
     lines = [f"Seeds {', '.join(map(str, seeds))}; {items} test items per task and seed. Cells: mean accuracy "
              "over seeds [95% Wilson interval of the pooled items]; * the paired exact McNemar test against "
-             "zero-shot gives p < 0.05.", "", "| task | kind | " + " | ".join(methods) + " |",
+             "zero-shot (an item drawn by several seeds counts once) gives p < 0.05.", "",
+             "| task | kind | " + " | ".join(methods) + " |",
              "|---|---|" + "---:|" * len(methods)]
     by_task: dict[str, list[dict]] = {}
     for row in cells:

@@ -28,9 +28,9 @@ from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
-from icr_app.core.tasks import HF_PREFIX, Task, TaskError, load_task
+from icr_app.core.tasks import HF_PREFIX, Task, TaskError, item_keys, load_task
 from icr_app.core.taskspecs import Reported, TaskGroup, group_names, load_group
-from icr_app.evaluation import EvalReport, MethodResult, SeedsReport, evaluate
+from icr_app.evaluation import EvalReport, MethodResult, SeedsReport, eval_split, evaluate
 from icr_app.methods import entry_config
 from icr_app.suite_report import write_summary
 
@@ -141,7 +141,7 @@ def run_unit(lm: LoadedModel, name: str, task: Task, seed: int, todo: list[str],
     rep = evaluate(lm, task, entries, n_test=run.n_test, seed=seed, shots=run.shots, batch_size=run.batch_size,
                    configs=run.configs, progress=run.progress)
     records = [{"task": name, "model": rep.model, "n_test": rep.n_test, "seed": seed, "kind": rep.kind,
-                "method": m, "result": asdict(rep.methods[m])} for m in todo]
+                "items": rep.items, "method": m, "result": asdict(rep.methods[m])} for m in todo]
     for rec in records:
         save(run.out, rec)
     return records
@@ -160,14 +160,21 @@ def save(out: Path, rec: dict[str, Any]) -> None:
     write_whole(unit_path(out, rec["task"], rec["seed"], rec["method"]), json.dumps(rec))
 
 
-def task_report(out: Path, name: str, seeds: list[int], methods: list[str]) -> dict[str, Any]:
-    """A task's eval JSON over the seeds, from its unit files."""
+def task_report(run: Run, name: str, task: Task, seeds: list[int]) -> dict[str, Any]:
+    """A task's eval JSON over the seeds, from its unit files. Each seed's test split is drawn again (it follows
+    the seed) to name the items, so the pooled tests know an item two seeds drew; the names a unit recorded (units
+    from before they were recorded have none) must be those, or the task's data changed under the units."""
     runs = []
     for seed in seeds:
-        recs = [json.loads(unit_path(out, name, seed, m).read_text()) for m in methods]
+        recs = [json.loads(unit_path(run.out, name, seed, m).read_text()) for m in run.methods]
         head = recs[0]
         results = {r["method"]: MethodResult(**r["result"]) for r in recs}
-        runs.append(EvalReport(name, head["model"], head["n_test"], seed, head["kind"], results))
+        items = item_keys(eval_split(task, run.n_test, seed, run.shots)[1])
+        if any(r.get("items", items) != items or len(r["result"]["correct"]) not in (0, len(items)) for r in recs):
+            raise ValueError(f"{unit_path(run.out, name, seed, run.methods[0]).parent}: the units were scored on "
+                             "other test items than the task's split now gives: its data changed since they were "
+                             "made; use another output folder (--out)")
+        runs.append(EvalReport(name, head["model"], head["n_test"], seed, head["kind"], results, items=items))
     return SeedsReport(runs).to_json()
 
 
@@ -216,7 +223,7 @@ def run_suite(lm: LoadedModel, tasks: Sequence[TaskSource], methods: Sequence[st
     for rec in records:  # other machines' units, where the output folder is not shared
         if not unit_path(run.out, rec["task"], rec["seed"], rec["method"]).exists():
             save(run.out, rec)
-    reports = {name: task_report(run.out, name, seeds, methods) for name in read}
+    reports = {name: task_report(run, name, task, seeds) for name, task in read.items()}
     for name, rep in reports.items():
         (run.out / f"{name}.json").write_text(json.dumps(rep, indent=2))
     write_summary(run.out, reports, methods, seeds, parts=group_parts(tasks), unavailable=unavailable,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icr_app.stats import paired, paired_comparisons, significant, wilson
+from icr_app.stats import paired, paired_comparisons, sign_flip_p, significant, wilson
 
 
 @pytest.mark.parametrize("k, n, lo, hi", [
@@ -48,3 +48,46 @@ def test_each_method_is_compared_with_zero_shot_and_the_best_other_once():
     correct = {"zero-shot": [True, False, False, True], "few-shot": [True, True, True, False], "x": [False] * 4}
     pairs = [(c["a"], c["b"]) for c in paired_comparisons(correct)]
     assert pairs == [("few-shot", "zero-shot"), ("x", "zero-shot"), ("x", "few-shot")]
+
+
+def test_the_sign_flip_test_is_the_enumeration_of_every_sign_pattern():
+    """Per-item sums 3, -1, 2, 1 (observed total 5): of the 16 sign patterns, those with |total| >= 5 are
+    (+3, ±1, +2, ±1) with the ±1s not both against, and their mirror images: 3 + 3 = 6 of 16."""
+    import itertools
+
+    sums = [3, -1, 2, 1]
+    count = sum(abs(sum(s * abs(x) for s, x in zip(signs, sums))) >= 5
+                for signs in itertools.product([1, -1], repeat=4))
+    assert count == 6
+    assert sign_flip_p(sums) == pytest.approx(6 / 16)
+    assert sign_flip_p([0, 0]) == 1.0
+
+
+def test_items_named_once_each_give_mcnemar_and_agresti_min_unchanged():
+    a = [True, False, True] + [False] * 7
+    b = [True, False, False] + [True] * 7
+    assert paired(a, b, items=[f"q{i}" for i in range(10)]) == paired(a, b)
+
+
+def test_an_item_drawn_by_two_seeds_counts_once():
+    """Ten items, each scored on two seeds; a beats b on six of them both times. McNemar over the 20 pairs takes
+    12 discordant coin flips; by item there are 6, each worth 2 (p = 2 / 2**6), and the interval widens by the
+    design effect: every item's two pairs alike doubles the variance."""
+    a, b = [True] * 6 + [False] * 4, [False] * 10
+    names = [f"q{i}" for i in range(10)]
+    pairs = paired(a * 2, b * 2)
+    by_item = paired(a * 2, b * 2, items=names * 2)
+    assert pairs["p_mcnemar"] == pytest.approx(2 / 2**12) and by_item["p_mcnemar"] == pytest.approx(2 / 2**6)
+    assert by_item["diff"] == pairs["diff"] == 0.6
+    width = [c["ci95"][1] - c["ci95"][0] for c in (pairs, by_item)]
+    assert width[1] == pytest.approx(width[0] * 2**0.5)
+
+
+def test_an_item_that_goes_each_way_on_two_seeds_is_no_evidence():
+    out = paired([True, False], [False, True], items=["q", "q"])
+    assert out["diff"] == 0 and out["p_mcnemar"] == 1.0
+
+
+def test_item_names_must_match_the_pairs():
+    with pytest.raises(ValueError, match="1 item names"):
+        paired([True, False], [False, False], items=["q"])

@@ -13,7 +13,7 @@ import icr_app.suite_run as suite
 from icr_app.cli import main
 from icr_app.core.tasks import TaskError
 from icr_app.evaluation import EvalReport, MethodResult
-from icr_app.stats import wilson
+from icr_app.stats import paired, wilson
 from icr_app.suite_report import method_rows, pooled_rows, write_figures
 
 ARGS = ["suite", "--tasks", "sentiment,antonyms", "--methods", "zero-shot,few-shot", "--seeds", "0,1",
@@ -112,6 +112,30 @@ def test_the_library_suite_takes_tasks_and_configs_and_returns_what_it_writes(lm
     assert icl.suite(lm, [mine, "antonyms"], ["zero-shot", "few-shot"], seeds=[0, 1], n_test=4, shots=2,
                      out=tmp_path) == reports
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "units").rglob("*.json")} == before
+
+
+def test_an_item_every_seed_draws_is_one_item_to_the_paired_tests(lm, tmp_path):
+    """A task whose own test split is smaller than n_test gives every seed the same items, in another order: the
+    report names them, each seed's zero-shot answers them alike (the names follow the items), and the paired
+    tests count each once. A task whose data changed under its units is refused, not misread."""
+    import icr_app as icl
+    from icr_app.core.tasks import Example, Task, builtin_task
+
+    rows = builtin_task("sentiment").examples
+    task = Task("fixed", rows[:12], "classification", test_examples=rows[12:16])
+    rep = icl.suite(lm, [task], ["zero-shot", "few-shot"], seeds=[0, 1, 2], n_test=6, shots=2, out=tmp_path)["fixed"]
+    items = rep["items"]
+    assert len(items) == 12 and len(set(items)) == 4 and items[:4] != items[4:8]  # each seed: the four, reshuffled
+    answers = {}
+    for key, ok in zip(items, rep["methods"]["zero-shot"]["correct"]):
+        assert answers.setdefault(key, ok) == ok
+    correct = {m: rep["methods"][m]["correct"] for m in ("zero-shot", "few-shot")}
+    assert rep["paired"][0]["p_mcnemar"] == paired(correct["few-shot"], correct["zero-shot"], items)["p_mcnemar"]
+    _, comparisons = pooled_rows({"fixed": rep}, ["zero-shot", "few-shot"])
+    assert (comparisons[0]["n"], comparisons[0]["distinct"]) == (12, 4)
+    changed = Task("fixed", rows[:12], "classification", test_examples=(*rows[12:15], Example("new", "positive")))
+    with pytest.raises(ValueError, match="data changed since they were made"):
+        icl.suite(lm, [changed], ["zero-shot", "few-shot"], seeds=[0, 1, 2], n_test=6, shots=2, out=tmp_path)
 
 
 def test_figures_stay_html_with_the_reason_when_png_export_fails(tmp_path, monkeypatch):

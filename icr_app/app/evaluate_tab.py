@@ -84,7 +84,8 @@ def agreement(report: EvalReport, task: Task, a: str, b: str) -> tuple[str, pd.D
     text = say("evaluate.split", both=both, neither=neither, a=a, n_a=n_a, b=b, n_b=len(only) - n_a, n=len(pairs))
     rows = [{say("evaluate.col.input"): e.input, say("evaluate.col.gold"): e.output, say("evaluate.col.right"): right}
             for e, right in only]
-    return text + "\n\n" + paired_test_text(a, b, paired(ra.correct, rb.correct)), pd.DataFrame(rows)
+    test_text = paired_test_text(a, b, paired(ra.correct, rb.correct, report.items or None))
+    return text + "\n\n" + test_text, pd.DataFrame(rows)
 
 
 def paired_test_text(a: str, b: str, c: dict[str, Any]) -> str:

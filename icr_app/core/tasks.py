@@ -9,6 +9,7 @@ app can show it as is.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import random
@@ -233,3 +234,9 @@ def split(task: Task, n_test: int, seed: int = 0, min_train: int = 2) -> tuple[T
     n_test = max(1, min(n_test, len(idx) - min_train))
     return task.subset(idx[n_test:], f"{task.name}/train"), task.subset(idx[:n_test], f"{task.name}/test")
 
+
+
+def item_keys(task: Task) -> list[str]:
+    """A short stable name per example, from its text: the same item drawn by two seeds' splits gets one name,
+    so pooled tests can count it once (`stats.paired`)."""
+    return [hashlib.sha1(json.dumps([e.input, e.output]).encode()).hexdigest()[:16] for e in task.examples]
