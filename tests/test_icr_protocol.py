@@ -43,3 +43,13 @@ def test_a_row_per_variant_that_ran_and_the_pairs_between_them():
     assert "shipped" not in text and "random basis" not in text  # pairs only between variants that ran
     alone = icr_protocol.table({"paper-protocol": run("icr", icr)}, PARTS)
     assert "against each other" not in alone
+
+
+def test_the_pooled_gain_counts_an_item_several_seeds_drew_once():
+    """Two seeds drawing the same two items of each out-of-domain set: 8 pairs, 4 items. All right against all
+    wrong is p = 2 / 2**8 over the pairs, 2 / 2**4 = 0.125 over the items, which the table must give."""
+    zero = [False] * 4
+    runs = {"paper-protocol": {t: {**report({"zero-shot": zero, "icr": [True] * 4}), "items": ["x", "y", "x", "y"]}
+                               for t in ("a", "b", "c")}}
+    row = next(line for line in icr_protocol.table(runs, PARTS).splitlines() if line.startswith("| ICR"))
+    assert row.endswith(", p = 0.12 |")  # 0.0078 if each pair counted
