@@ -55,7 +55,7 @@ class EvalReport:
     device_map: dict[str, str] = field(default_factory=dict)
     paired: list[dict[str, Any]] = field(default_factory=list)  # `stats.paired_comparisons` of the methods' items
     seeds: list[int] = field(default_factory=list)  # [seed]: the key a run over several seeds has too
-    items: list[str] = field(default_factory=list)  # `core.tasks.item_key` of each test item, in scoring order
+    items: list[str] = field(default_factory=list)  # `core.tasks.item_keys` of the test items, in scoring order
 
     def __post_init__(self) -> None:
         self.seeds = self.seeds or [self.seed]
