@@ -6,7 +6,7 @@
 
 Task groups: `fv` (../shared/data/fv), `fresh`, `fresh-2` (bench/), the single tasks `month-number` and
 `company-sector` (bench/tasks/), or anything the suite takes (built-in names, task files, folders). Defaults:
-all nine methods, seeds 0,1,2, 100 test items. Rerun with the same --out to resume or to redraw the summary.
+every registered method, seeds 0,1,2, 100 test items. Rerun with the same --out to resume or to redraw the summary.
 Until 2026-12-02 this script ran one `eval` per task with seed 0 (the commands in BENCHMARKS.md's older
 sections; that version is in git history).
 """
