@@ -25,6 +25,7 @@ from icr_app.analyses.anchors.prompt import first_label_ids, label_loss
 from icr_app.analyses.anchors.reweighting import reweighted
 from icr_app.analyses.anchors.saliency import prompt_saliency, task_prompts
 from icr_app.analyses.rank1.analysis import rank1_analysis
+from icr_app.core import prefix
 from icr_app.core.adapter import UnsupportedModelError
 from icr_app.core.attention import attend, attention_weights
 from icr_app.core.models import wrap
@@ -99,6 +100,30 @@ def test_site_cached_prefix_equals_the_full_prompt(flm):
         full = prefill(flm, encode(flm, prompts))
         cached = PrefixPool(flm, prompts).last_logits(torch.arange(2))
     torch.testing.assert_close(cached, full, atol=1e-4, rtol=1e-4)
+
+
+def test_a_pass_over_repeated_rows_copies_a_bounded_cache_and_gives_the_same_logits(flm, monkeypatch):
+    """A function vector runs each prompt once per variant over a copy of its cached prefix; the copies of one
+    pass stay within CACHE_COPY_BYTES (here two rows' worth), and splitting the rows changes no logit."""
+    prompts = ["Input: happy\nOutput:", "Input: a much longer input sentence than the window here\nOutput:"]
+    pool = PrefixPool(flm, prompts)
+    rows = torch.arange(2).repeat_interleave(5)  # 5 variants of each prompt
+    with torch.no_grad():
+        whole = pool.last_logits(rows)
+        m = int(pool.prefix_len.max())
+        monkeypatch.setattr(prefix, "CACHE_COPY_BYTES", 2 * m * sum(2 * k[0].numel() // k.shape[2] * k.element_size()
+                                                                   for k in pool.keys))
+        passes = []
+        hook = flm.adapter.body.register_forward_pre_hook(
+            lambda module, args, kwargs: passes.append(len(kwargs["input_ids"])), with_kwargs=True)
+        try:
+            split = pool.last_logits(rows)
+            with torch.enable_grad():  # under autograd the copies are kept for the backward whichever way: one pass
+                pool.last_logits(rows)
+        finally:
+            hook.remove()
+    assert passes == [2] * 5 + [10]
+    torch.testing.assert_close(split, whole, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("family", ["gpt2", "gpt_neox"])
