@@ -11,6 +11,7 @@ from helpers import TINY_TV, no_hooks, tab_show
 from tiny import build_state, family_lm
 
 from icr_app.app.i18n import say
+from icr_app.core import prefix
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
@@ -57,6 +58,17 @@ SWEEP_CASES = [(family, "sentiment") for family in FAMILIES] + [("llama", "anton
 def test_fast_sweep_equals_patching_the_full_prompt(family, task_name):
     """Cached prefix + one extra position per layer (Gemma-3: one row per layer over its 8-token window), in
     chunks smaller than the number of variants, against each patch run on the whole prompt."""
+    check_fast_sweep(family, task_name)
+
+
+def test_a_sweep_over_a_sliding_window_with_one_copied_cache_a_pass_is_the_same(monkeypatch):
+    """Where Gemma-3's window is too short for the extra positions, each variant is a row over a copy of its
+    prompt's cache; with room for one copy a pass, the hooks still patch each variant's own layer."""
+    monkeypatch.setattr(prefix, "CACHE_COPY_BYTES", 1)
+    check_fast_sweep("gemma3", "antonyms")
+
+
+def check_fast_sweep(family: str, task_name: str) -> None:
     lm = family_lm(family)
     task = builtin_task(task_name)
     method = Method(lm, Answering.of(lm, task))

@@ -10,6 +10,7 @@ prompt in one forward pass (`last_token_variants`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -71,7 +72,6 @@ def last_token_variants(lm: LoadedModel, prompts: list[str], gold: torch.Tensor,
     batches = [order[s: s + batch_size] for s in range(0, len(order), batch_size)]
     gold_prob = torch.zeros(len(ids), n_variants)
     hit = torch.zeros(len(ids), n_variants, dtype=torch.bool)
-    variant_chunks = torch.arange(n_variants, device=lm.device).split(chunk)
     shape: dict[str, Any] = {}  # the running forward's layout, read by the hooks
 
     def by_variant(x: torch.Tensor) -> torch.Tensor:
@@ -86,30 +86,47 @@ def last_token_variants(lm: LoadedModel, prompts: list[str], gold: torch.Tensor,
 
     hooks = {"edit_input": edit_in} if where == "input" else {"edit_output": edit_out}
     for rows in progress(batches, desc=desc):
-        batch = [ids[i] for i in rows]
-        b = shape["b"] = len(rows)
-        enc = pad_left(lm, [x[:-1] for x in batch])
-        last = torch.tensor([x[-1] for x in batch], device=lm.device)
         with lm.lock:
-            if fits_every_window(lm, enc.input_ids.shape[1] + min(chunk, n_variants)):
-                cache = DynamicCache(config=lm.model.config)
-                prefill(lm, enc, cache)
-                pool = None
-            else:
-                pool = PrefixPool(lm, [prompts[i] for i in rows], batch_size=b)
-            for variants in variant_chunks:
-                shape["variants"] = variants
-                c = len(variants)
+            for sub, variants, run in _variant_passes(lm, prompts, ids, rows, n_variants, chunk):
+                shape["b"], shape["variants"] = len(sub), variants
                 with Trace(targets, **hooks):
-                    if pool is None:
-                        logits = _variant_pass(lm, enc.attention_mask, enc.lengths, last, c, cache)
-                        cache.crop(-c)
-                    else:
-                        logits = pool.last_logits(torch.arange(b, device=lm.device).repeat_interleave(c))
-                p, h = _score(logits.view(b, c, -1).float(), gold[rows], cand)
-                at = (torch.tensor(rows)[:, None], variants.cpu()[None, :])
+                    logits = run()
+                p, h = _score(logits.view(len(sub), len(variants), -1).float(), gold[sub], cand)
+                at = (torch.tensor(sub)[:, None], variants.cpu()[None, :])
                 gold_prob[at], hit[at] = p.cpu(), h.cpu()
     return VariantScores(gold_prob, hit)
+
+
+VariantPass = tuple[list[int], torch.Tensor, Callable[[], torch.Tensor]]
+"""(prompts, variants, run): run() returns the logits (len(prompts) · len(variants), V) of those variants of
+those prompts' last tokens, prompt-major."""
+
+
+def _variant_passes(lm: LoadedModel, prompts: list[str], ids: list[list[int]], rows: list[int], n_variants: int,
+                    chunk: int) -> Iterator[VariantPass]:
+    """The passes that score every variant of the prompts `rows`: all the rows at once over one cache, `chunk`
+    variants a pass; or, where a sliding window is too short for that, one prompt at a time over a `PrefixPool`,
+    as many variants a pass as its bound on copied cache allows (so the pass is never split under the hooks)."""
+    batch = [ids[i] for i in rows]
+    enc = pad_left(lm, [x[:-1] for x in batch])
+    if fits_every_window(lm, enc.input_ids.shape[1] + min(chunk, n_variants)):
+        cache = DynamicCache(config=lm.model.config)
+        prefill(lm, enc, cache)
+        last = torch.tensor([x[-1] for x in batch], device=lm.device)
+
+        def run(c: int) -> torch.Tensor:
+            logits = _variant_pass(lm, enc.attention_mask, enc.lengths, last, c, cache)
+            cache.crop(-c)
+            return logits
+
+        for variants in torch.arange(n_variants, device=lm.device).split(chunk):
+            yield rows, variants, functools.partial(run, len(variants))
+        return
+    pool = PrefixPool(lm, [prompts[i] for i in rows], batch_size=len(rows))
+    for j, row in enumerate(rows):
+        per_pass = min(chunk, pool.rows_per_pass(torch.tensor([j], device=lm.device)))
+        for variants in torch.arange(n_variants, device=lm.device).split(per_pass):
+            yield [row], variants, functools.partial(pool.last_logits, torch.full_like(variants, j))
 
 
 def _variant_pass(lm: LoadedModel, prefix_mask: torch.Tensor, lengths: torch.Tensor, last: torch.Tensor, c: int,
