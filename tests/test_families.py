@@ -25,7 +25,7 @@ from icr_app.analyses.anchors.prompt import first_label_ids, label_loss
 from icr_app.analyses.anchors.reweighting import reweighted
 from icr_app.analyses.anchors.saliency import prompt_saliency, task_prompts
 from icr_app.analyses.rank1.analysis import rank1_analysis
-from icr_app.core import prefix
+from icr_app.core import scoring
 from icr_app.core.adapter import UnsupportedModelError
 from icr_app.core.attention import attend, attention_weights
 from icr_app.core.models import wrap
@@ -111,7 +111,7 @@ def test_a_pass_over_repeated_rows_copies_a_bounded_cache_and_gives_the_same_log
     with torch.no_grad():
         whole = pool.last_logits(rows)
         m = int(pool.prefix_len.max())
-        monkeypatch.setattr(prefix, "CACHE_COPY_BYTES", 2 * m * sum(2 * k[0].numel() // k.shape[2] * k.element_size()
+        monkeypatch.setattr(scoring, "CACHE_COPY_BYTES", 2 * m * sum(2 * k[0].numel() // k.shape[2] * k.element_size()
                                                                    for k in pool.keys))
         passes = []
         hook = flm.adapter.body.register_forward_pre_hook(

@@ -9,6 +9,7 @@ from tiny import family_lm
 from tokenizers import normalizers
 from transformers import DynamicCache
 
+from icr_app.core import scoring
 from icr_app.core.prompts import answer_text
 from icr_app.core.scoring import (
     LabelError,
@@ -98,6 +99,26 @@ def test_sliding_window_models_score_long_prompts_per_label():
         ref = torch.softmax(torch.tensor([_full_logprob(gemma, prompt, lab, e) for lab, e in zip(labels, ls.end_ids)]),
                             -1)
         torch.testing.assert_close(probs, ref, atol=1e-4, rtol=0)
+
+
+def test_per_label_scoring_copies_a_bounded_cache_and_gives_the_same_scores(monkeypatch):
+    """The per-label way repeats the prompts' cache once per label; with room for one copy a pass, the labels run
+    one by one (a pass of one row per prompt) and score what they score all at once."""
+    gemma = family_lm("gemma3")
+    labels = ["new york", "new york city", "new jersey", "boston"]
+    ls = label_set(gemma, labels, end="\n\n")
+    prompts = ["Input: a rather long sentence that is longer than the window\nOutput:", "Input: short one\nOutput:"]
+    whole = score_labels(gemma, prompts, ls)
+    monkeypatch.setattr(scoring, "CACHE_COPY_BYTES", 1)
+    passes = []
+    hook = gemma.adapter.body.register_forward_pre_hook(
+        lambda module, args, kwargs: passes.append(len(kwargs["input_ids"])), with_kwargs=True)
+    try:
+        split = score_labels(gemma, prompts, ls)
+    finally:
+        hook.remove()
+    assert passes == [2] + [2] * len(labels)  # the prompts, then each label over its own copy of their cache
+    torch.testing.assert_close(split, whole, atol=1e-6, rtol=0)
 
 
 def test_labels_that_tokenise_alike_are_refused(lm):

@@ -11,7 +11,7 @@ from helpers import TINY_TV, no_hooks, tab_show
 from tiny import build_state, family_lm
 
 from icr_app.app.i18n import say
-from icr_app.core import prefix
+from icr_app.core import scoring
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
@@ -64,7 +64,7 @@ def test_fast_sweep_equals_patching_the_full_prompt(family, task_name):
 def test_a_sweep_over_a_sliding_window_with_one_copied_cache_a_pass_is_the_same(monkeypatch):
     """Where Gemma-3's window is too short for the extra positions, each variant is a row over a copy of its
     prompt's cache; with room for one copy a pass, the hooks still patch each variant's own layer."""
-    monkeypatch.setattr(prefix, "CACHE_COPY_BYTES", 1)
+    monkeypatch.setattr(scoring, "CACHE_COPY_BYTES", 1)
     check_fast_sweep("gemma3", "antonyms")
 
 

@@ -12,14 +12,9 @@ from collections.abc import Sequence
 import torch
 from transformers import DynamicCache
 
+from icr_app.core import scoring
 from icr_app.core.models import LoadedModel
 from icr_app.core.scoring import fits_every_window, label_trie, pad_left, token_logprobs
-
-# A pass copies the cached prefix of every row it runs, and a row may repeat (one per variant or label): a
-# function vector's 4 prompts × 96 variants of a 1,000-token prefix on Gemma-3-270M copy 14 GB at once. Passes
-# without autograd split their rows to copy at most this much; under autograd every group's copy would be kept
-# for the backward all the same, so there the callers bound their passes (`answer_loss.STEP_TOKENS_PER_PASS`).
-CACHE_COPY_BYTES = 1 << 30
 
 
 class PrefixPool:
@@ -71,7 +66,8 @@ class PrefixPool:
         `step_mask` is (R, S), which steps are real (each sees the prefix and the real steps before it), or
         (S, S), which steps each step sees (a tree of continuations); `offsets` (S,) are the steps' positions
         after the prompt's last prefix token (default 0, 1, 2, ...). Without autograd the rows run in groups
-        that each copy at most CACHE_COPY_BYTES of cached prefix."""
+        that each copy at most `scoring.CACHE_COPY_BYTES` of cached prefix (with it, the backward would keep
+        every group's copy all the same, so the callers bound their passes: `answer_loss.STEP_TOKENS_PER_PASS`)."""
         n = self.rows_per_pass(rows) if not torch.is_grad_enabled() else len(rows)
         if n >= len(rows):
             return self._run_group(rows, steps, step_mask, offsets)
@@ -81,10 +77,10 @@ class PrefixPool:
 
     def rows_per_pass(self, rows: torch.Tensor) -> int:
         """How many of `rows` one pass runs: their longest prefix's keys and values, copied per row, within
-        CACHE_COPY_BYTES."""
+        `scoring.CACHE_COPY_BYTES`."""
         m = int(self.prefix_len[rows].max()) if len(rows) else 0
         per_row = m * sum(2 * k.shape[1] * k.shape[3] * k.element_size() for k in self.keys)
-        return max(1, CACHE_COPY_BYTES // per_row) if per_row else len(rows)
+        return max(1, scoring.CACHE_COPY_BYTES // per_row) if per_row else len(rows)
 
     def _run_group(self, rows: torch.Tensor, steps: torch.Tensor, step_mask: torch.Tensor,
                    offsets: torch.Tensor | None) -> torch.Tensor:
