@@ -78,7 +78,7 @@ class PrefixPool:
     def rows_per_pass(self, rows: torch.Tensor) -> int:
         """How many of `rows` one pass runs: their longest prefix's keys and values, copied per row, within
         `scoring.CACHE_COPY_BYTES`."""
-        m = int(self.prefix_len[rows].max()) if len(rows) else 0
+        m = int(self.prefix_len[rows].max())
         per_row = m * sum(2 * k.shape[1] * k.shape[3] * k.element_size() for k in self.keys)
         return max(1, scoring.CACHE_COPY_BYTES // per_row) if per_row else len(rows)
 
