@@ -142,6 +142,21 @@ def test_training_lowers_the_loss(lm):
     assert list(parameter_bars(adapter.n_parameters, 16, say).data[0].y) == [adapter.n_parameters, 16]
 
 
+def test_a_build_is_the_same_whatever_the_global_generator(lm):
+    """Dropout draws from the global generator, which a fresh process seeds at random: builds begun from two of
+    its states give the same trained adapter, and leave the caller's generator where it was."""
+    task, settings = builtin_task("sentiment"), replace(TINY_LORA, steps=3, dropout=0.5)
+    torch.manual_seed(1)
+    first = build_state(lm, task, "lora", settings)
+    torch.manual_seed(2)
+    before = torch.get_rng_state()
+    second = build_state(lm, task, "lora", settings)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert first.meta.curve.best_step > 0 and any("lora_B" in k and v.abs().sum() > 0 for k, v in first.tensors.items())
+    assert first.tensors.keys() == second.tensors.keys()
+    assert all(torch.equal(v, second.tensors[k]) for k, v in first.tensors.items())
+
+
 def test_evaluate_reports_lora_as_a_method(lm):
     rep = evaluate(lm, builtin_task("sentiment"), ["zero-shot", "lora"], n_test=6, seed=0, shots=2,
                    configs={"lora": TINY_LORA})

@@ -57,7 +57,7 @@ from icr_app.core.trace import Trace
 from icr_app.methods.base import BuildContext, Method, Prediction
 from icr_app.methods.lora.artefact import LoraMeta, LoraState, config_from_json, config_json
 from icr_app.methods.lora.config import LoraConfig
-from icr_app.methods.lora.train import AnswerSet, set_dropout, train_adapter
+from icr_app.methods.lora.train import AnswerSet, seeded, set_dropout, train_adapter
 from icr_app.methods.state import StatefulMethod, built_fields
 
 
@@ -98,8 +98,7 @@ def with_adapter(lm: LoadedModel, config: PeftConfig, seed: int = 0) -> tuple[Lo
     peft wrapper."""
     private = wrap(owned(private_copy(lm)), lm.tokenizer, lm.name)
     resident_targets(private.model, config)
-    with torch.random.fork_rng(devices=[]):  # seeded A without moving the process's global generator
-        torch.manual_seed(seed)
+    with seeded(private.model, seed):
         peft_model = get_peft_model(private.model, config)
     set_dropout(peft_model, False)
     return private, peft_model
@@ -162,8 +161,9 @@ def build(ctx: BuildContext, s: LoraConfig) -> LoraMethod:
     config = peft_config(lm, s)
     private, peft_model = with_adapter(lm, config, seed)
     zero_shot = Method(private, answering)
-    curve = train_adapter(peft_model, AnswerSet(private, zero_shot, fit), AnswerSet(private, zero_shot, val), s, seed,
-                          progress)
+    with seeded(peft_model, seed):  # the dropout masks
+        curve = train_adapter(peft_model, AnswerSet(private, zero_shot, fit), AnswerSet(private, zero_shot, val), s,
+                              seed, progress)
     # rounded to fp16 and kept so: the file stores them in fp16 exactly (half the bytes; a prebuilt adapter is
     # one per built-in task and model), and the adapter answering here is the one a saved file answers with
     tensors = {k: v.detach().cpu().half().float() for k, v in get_peft_model_state_dict(peft_model).items()}
