@@ -6,7 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from icr_app.app.strings import ZH
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from icr_app.app.strings import EN, ZH
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -63,10 +65,31 @@ def panels_answered_at(page, n: int) -> float:
     return page.evaluate(f"window.__panels.first[{n}]") / 1000
 
 
+def select_tab(page, name: str, tries: int = 3) -> None:
+    """Click a tab until the page marks it selected: a click that lands while Gradio is still laying the tabs out
+    (just after a load) can be dropped, once in a dozen CI runs, and a person would simply click again."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    for _ in range(tries):
+        tab.click()
+        try:
+            page.wait_for_function("t => t.getAttribute('aria-selected') === 'true'", arg=tab.element_handle(),
+                                   timeout=5_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"tab {name!r} was clicked {tries} times and never selected ({page_state(page)})")
+
+
+def page_state(page) -> str:
+    """What a failed wait on the page should report: the page's language and the tab that is selected."""
+    selected = [t.inner_text() for t in page.get_by_role("tab", selected=True).all()]
+    return f"<html lang={page.evaluate('document.documentElement.lang')!r}>, selected tab {selected}"
+
+
 def open_tab(page, name: str) -> None:
     """Open a tab and wait until every plot on it has data: they fill in without a button, some (the tour's
     live ones) once the answer panels above have answered."""
-    page.get_by_role("tab", name=name, exact=True).click()
+    select_tab(page, name)
     page.wait_for_function(f"(xs => xs.length > 0 && xs.every(x => x))(({PLOTS_WITH_DATA})())", timeout=TIMEOUT)
 
 
@@ -116,9 +139,16 @@ def tabs_read(page, strings: dict[str, str], tmp_path: Path, shot: str) -> None:
     page.get_by_role("tab", name=strings["tour"], exact=True).wait_for(timeout=TIMEOUT)
     assert [tab.inner_text() for tab in page.get_by_role("tab").all()] == [strings[key] for key in TABS]
     chinese = "true" if strings is ZH else "false"
+    other = EN if strings is ZH else ZH
     for tab, explain in TABS.items():
-        page.get_by_role("tab", name=strings[tab], exact=True).click()
-        page.get_by_text(strings[explain].replace("*", "")[:12]).filter(visible=True).first.wait_for(timeout=TIMEOUT)
+        select_tab(page, strings[tab])
+        try:
+            page.get_by_text(strings[explain].replace("*", "")[:12]).filter(visible=True).first.wait_for(
+                timeout=TIMEOUT)
+        except PlaywrightTimeout:
+            shown = page.get_by_text(other[explain].replace("*", "")[:6]).filter(visible=True).count()
+            raise AssertionError(f"tab {strings[tab]!r} does not show its explanation in its language "
+                                 f"({page_state(page)}; in the other language: {bool(shown)})") from None
         page.wait_for_function(f"({TITLES})().every(t => !t || /[\\u4e00-\\u9fff]/.test(t) === {chinese})",
                                timeout=TIMEOUT)
     page.screenshot(path=str(tmp_path / shot), full_page=True)
