@@ -82,7 +82,7 @@ def trained_like(lm, pids, seed: int):
     from icr_app.methods.icr.router import new_router
 
     router = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=seed)
-    torch.nn.init.normal_(router.net.alpha_mlp[-1].weight, std=0.5)
+    torch.nn.init.normal_(router.net.alpha_mlp[-1].weight, std=0.5, generator=torch.Generator().manual_seed(seed))
     return router
 
 
@@ -98,7 +98,7 @@ def routing_router(lm):
         return _ROUTING[id(lm)]
     pids = extract_pids(lm, [builtin_task("sentiment"), builtin_task("antonyms")], rank=4, n_prompts=6, max_demos=4)
     r = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=0)
-    torch.nn.init.normal_(r.net.alpha_mlp[-1].weight, std=2.0)
+    torch.nn.init.normal_(r.net.alpha_mlp[-1].weight, std=2.0, generator=torch.Generator().manual_seed(0))
     r.net.alpha_scale.fill_(50.0)  # the tiny random model's attention is flat: push hard enough to move answers
     _ROUTING[id(lm)] = r
     return r

@@ -13,14 +13,14 @@ from helpers import TINY_LIBRARY, cancelling_at, hash_encoder, library_file, no_
 from tiny import tiny_lm
 
 from icr_app.core.artefacts import ArtefactModelError, load_artefact
-from icr_app.core.progress import Cancelled
+from icr_app.core.progress import Cancelled, no_progress
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import build_method
 from icr_app.methods.base import BuildError
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit import method as method_module
-from icr_app.methods.elicit.library import FILE, KIND, SHIPPED, Library, build_library
+from icr_app.methods.elicit.library import FILE, KIND, SHIPPED, Library, LibraryConfig, build_library, train_retriever
 from icr_app.methods.elicit.method import ElicitConfig
 from icr_app.methods.icr.pids import FILE as PIDS_FILE
 from icr_app.methods.icr.pids import KIND as PIDS_KIND
@@ -148,3 +148,19 @@ def test_the_tab_draws_the_current_tasks_picks_at_first_sight(lm, library_path, 
     assert show({}, None) == (None, not_built("elicit"), None)  # no task yet
     figure, text, path = show({}, None, builtin_task("antonyms"))
     assert figure.data and "**antonyms**" in text and path.endswith(".safetensors")
+
+
+def test_the_retriever_is_the_same_whatever_the_global_generator():
+    """Its init and dropout masks are seeded (a fresh process seeds the global generator at random), and the
+    caller's generator is where it was afterwards."""
+    gen = torch.Generator().manual_seed(0)
+    queries, prompts = torch.randn(6, 8, generator=gen), torch.randn(4, 8, generator=gen)
+    pairs = torch.tensor([(q, p, int(p == q % 4)) for q in range(6) for p in range(4)])
+    cfg = LibraryConfig(epochs=2, batch_size=4, hidden=16, dropout=0.5)
+    torch.manual_seed(1)
+    first = train_retriever(queries, prompts, pairs, cfg, no_progress)
+    torch.manual_seed(2)
+    before = torch.get_rng_state()
+    second = train_retriever(queries, prompts, pairs, cfg, no_progress)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values()))

@@ -151,7 +151,7 @@ def test_icr_pids_fit_the_family_and_a_router_routes(flm, sentiment):
     answering = Answering.of(flm, sentiment)
     queries = sentiment.inputs[:4]
     moved = new_router(flm, pids, 32, layers=layers, encoder=hash_encoder)
-    torch.nn.init.normal_(moved.net.alpha_mlp[-1].weight, std=20.0)
+    torch.nn.init.normal_(moved.net.alpha_mlp[-1].weight, std=20.0, generator=torch.Generator().manual_seed(0))
     enc = encode(flm, [answering.template.zero_shot(x) for x in queries])
     with torch.no_grad():
         routed = prefill(flm, enc, intervention=moved.intervention(queries))

@@ -169,9 +169,22 @@ def test_a_nan_in_artefact_json_is_refused_on_load(lm, pids, tmp_path):
         PIDs.load(tmp_path, lm)
 
 
+def test_a_new_router_is_the_same_whatever_the_global_generator(lm, pids):
+    """The router's init is seeded (a fresh process seeds the global generator at random), and the caller's
+    generator is where it was afterwards."""
+    torch.manual_seed(1)
+    first = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=5)
+    torch.manual_seed(2)
+    before = torch.get_rng_state()
+    second = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=5)
+    assert torch.equal(torch.get_rng_state(), before)
+    weights = list(zip(first.net.state_dict().values(), second.net.state_dict().values()))
+    assert any(a.abs().sum() > 0 for a, _ in weights) and all(torch.equal(a, b) for a, b in weights)
+
+
 def test_router_round_trip_and_wrong_model_refused(lm, pids, tmp_path):
     router = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder)
-    torch.nn.init.normal_(router.net.alpha_mlp[-1].weight)
+    torch.nn.init.normal_(router.net.alpha_mlp[-1].weight, generator=torch.Generator().manual_seed(0))
     router.save(tmp_path)
     again = ICRRouter.load(tmp_path, lm, encoder=hash_encoder)
     texts = ["great film", "terrible"]

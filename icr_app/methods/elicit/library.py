@@ -38,6 +38,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.paths import ASSETS
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS, Template, sample_icl_prompts
+from icr_app.core.seeds import seeded
 from icr_app.core.tasks import Example, Task, split
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.last_token import Combine, best_layer, layer_sweep
@@ -214,21 +215,21 @@ def training_pairs(queries: list[torch.Tensor], n_prompts: list[int], seed: int)
 def train_retriever(query_emb: torch.Tensor, prompt_emb: torch.Tensor, pairs: torch.Tensor, cfg: LibraryConfig,
                     progress: Progress) -> nn.Sequential:
     """The paper's pair classifier, on frozen embeddings: BCE on (query, prompt) pairs, AdamW."""
-    torch.manual_seed(cfg.seed)
-    dim = query_emb.shape[1]
-    net = nn.Sequential(nn.Linear(2 * dim, cfg.hidden), nn.ReLU(), nn.Dropout(cfg.dropout), nn.Linear(cfg.hidden, 1))
-    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=0.01)
-    net.train()
-    for epoch in range(cfg.epochs):
-        order = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(cfg.seed + epoch))
-        for batch in progress(order.split(cfg.batch_size), desc=f"ELICIT retriever epoch {epoch + 1}/{cfg.epochs}"):
-            q, p, y = pairs[batch].T
-            logits = net(torch.cat([query_emb[q], prompt_emb[p]], -1))[:, 0]
-            loss = nn.functional.binary_cross_entropy_with_logits(logits, y.float())
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return net.eval()
+    with seeded(cfg.seed):  # the layers' init and the dropout masks draw from the global generator
+        net = nn.Sequential(nn.Linear(2 * query_emb.shape[1], cfg.hidden), nn.ReLU(), nn.Dropout(cfg.dropout),
+                            nn.Linear(cfg.hidden, 1))
+        opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=0.01)
+        net.train()
+        for epoch in range(cfg.epochs):
+            order = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(cfg.seed + epoch))
+            for batch in progress(order.split(cfg.batch_size), desc=f"ELICIT retriever epoch {epoch + 1}/{cfg.epochs}"):
+                q, p, y = pairs[batch].T
+                logits = net(torch.cat([query_emb[q], prompt_emb[p]], -1))[:, 0]
+                loss = nn.functional.binary_cross_entropy_with_logits(logits, y.float())
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        return net.eval()
 
 
 def build_library(lm: LoadedModel, tasks: list[Task], cfg: LibraryConfig | None = None,

@@ -26,6 +26,7 @@ from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.paths import ASSETS
 from icr_app.core.scoring import Intervention
+from icr_app.core.seeds import seeded
 from icr_app.methods.icr.pids import PIDs
 from icr_app.methods.icr.routing import Routes, Rows, routing
 
@@ -189,8 +190,9 @@ def new_router(lm: LoadedModel, pids: PIDs, embed_dim: int, layers: list[int] | 
                hidden: int = 256, encoder: Encoder | None = None, seed: int = 0) -> ICRRouter:
     """An untrained router (α = 0: the zero-shot model) over `layers` (default: the last third)."""
     layers = last_third(lm.n_layers) if layers is None else layers
-    torch.manual_seed(seed)
-    net = RouterNet(embed_dim, len(layers), pids.rank, lm.n_heads, hidden).to(lm.device)
+    with seeded(seed):  # the layers' default init draws from the global generator
+        net = RouterNet(embed_dim, len(layers), pids.rank, lm.n_heads, hidden)
+    net = net.to(lm.device)
     return ICRRouter(lm, net, pids, layers, rows, encoder)
 
 

@@ -52,12 +52,13 @@ from icr_app.core.artefacts import ArtefactError
 from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.scoring import Intervention
+from icr_app.core.seeds import seeded
 from icr_app.core.tasks import Example, Task, split
 from icr_app.core.trace import Trace
 from icr_app.methods.base import BuildContext, Method, Prediction
 from icr_app.methods.lora.artefact import LoraMeta, LoraState, config_from_json, config_json
 from icr_app.methods.lora.config import LoraConfig
-from icr_app.methods.lora.train import AnswerSet, seeded, set_dropout, train_adapter
+from icr_app.methods.lora.train import AnswerSet, set_dropout, train_adapter
 from icr_app.methods.state import StatefulMethod, built_fields
 
 
@@ -98,7 +99,7 @@ def with_adapter(lm: LoadedModel, config: PeftConfig, seed: int = 0) -> tuple[Lo
     peft wrapper."""
     private = wrap(owned(private_copy(lm)), lm.tokenizer, lm.name)
     resident_targets(private.model, config)
-    with seeded(private.model, seed):
+    with seeded(seed, private.model):  # peft draws A from the global generator
         peft_model = get_peft_model(private.model, config)
     set_dropout(peft_model, False)
     return private, peft_model
@@ -161,7 +162,7 @@ def build(ctx: BuildContext, s: LoraConfig) -> LoraMethod:
     config = peft_config(lm, s)
     private, peft_model = with_adapter(lm, config, seed)
     zero_shot = Method(private, answering)
-    with seeded(peft_model, seed):  # the dropout masks
+    with seeded(seed, peft_model):  # the dropout masks
         curve = train_adapter(peft_model, AnswerSet(private, zero_shot, fit), AnswerSet(private, zero_shot, val), s,
                               seed, progress)
     # rounded to fp16 and kept so: the file stores them in fp16 exactly (half the bytes; a prebuilt adapter is

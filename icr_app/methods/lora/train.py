@@ -8,8 +8,6 @@ ones of each row and only those positions go through the output head (`logits_to
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -77,17 +75,6 @@ class Curve:
         self.val_step.append(step)
         self.val_loss.append(loss)
         self.val_accuracy.append(accuracy)
-
-
-@contextmanager
-def seeded(model: torch.nn.Module, seed: int) -> Iterator[None]:
-    """The global generators (CPU and the model's GPUs) seeded for the block and given back as they were after
-    it. peft draws LoRA's A init and its dropout masks from them, and a fresh process seeds them at random, so
-    without this the same build differs from one run to the next."""
-    gpus = sorted({p.device.index or 0 for p in model.parameters() if p.device.type == "cuda"})
-    with torch.random.fork_rng(devices=gpus):
-        torch.manual_seed(seed)
-        yield
 
 
 def set_dropout(model: PeftModel, active: bool) -> None:
