@@ -66,8 +66,9 @@ def panels_answered_at(page, n: int) -> float:
 
 
 def select_tab(page, name: str, tries: int = 3) -> None:
-    """Click a tab until the page marks it selected: a click that lands while Gradio is still laying the tabs out
-    (just after a load) can be dropped, once in a dozen CI runs, and a person would simply click again."""
+    """Click a tab until the page marks it selected. CI once waited in vain for a tab's explanation just after the
+    page had reloaded (cause not found); a dropped click, which a person would simply repeat, is ruled out here,
+    and what else went wrong is for the caller's wait to report (`page_state`)."""
     tab = page.get_by_role("tab", name=name, exact=True)
     for _ in range(tries):
         tab.click()
