@@ -86,6 +86,18 @@ def trained_like(lm, pids, seed: int):
     return router
 
 
+def built_from_two_generator_states(build):
+    """`build()` run twice, after seeding the global generator with 1 and then with 2 (a fresh process seeds it at
+    random); the second run must leave the caller's generator where it found it. Both results, to compare."""
+    torch.manual_seed(1)
+    first = build()
+    torch.manual_seed(2)
+    before = torch.get_rng_state()
+    second = build()
+    assert torch.equal(torch.get_rng_state(), before)
+    return first, second
+
+
 _ROUTING: dict[int, object] = {}
 
 

@@ -9,7 +9,15 @@ from dataclasses import asdict, replace
 
 import pytest
 import torch
-from helpers import TINY_LIBRARY, cancelling_at, hash_encoder, library_file, no_hooks, tab_show
+from helpers import (
+    TINY_LIBRARY,
+    built_from_two_generator_states,
+    cancelling_at,
+    hash_encoder,
+    library_file,
+    no_hooks,
+    tab_show,
+)
 from tiny import tiny_lm
 
 from icr_app.core.artefacts import ArtefactModelError, load_artefact
@@ -157,10 +165,5 @@ def test_the_retriever_is_the_same_whatever_the_global_generator():
     queries, prompts = torch.randn(6, 8, generator=gen), torch.randn(4, 8, generator=gen)
     pairs = torch.tensor([(q, p, int(p == q % 4)) for q in range(6) for p in range(4)])
     cfg = LibraryConfig(epochs=2, batch_size=4, hidden=16, dropout=0.5)
-    torch.manual_seed(1)
-    first = train_retriever(queries, prompts, pairs, cfg, no_progress)
-    torch.manual_seed(2)
-    before = torch.get_rng_state()
-    second = train_retriever(queries, prompts, pairs, cfg, no_progress)
-    assert torch.equal(torch.get_rng_state(), before)
+    first, second = built_from_two_generator_states(lambda: train_retriever(queries, prompts, pairs, cfg, no_progress))
     assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values()))

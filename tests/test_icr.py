@@ -11,7 +11,7 @@ from contextlib import nullcontext
 
 import pytest
 import torch
-from helpers import hash_encoder, no_hooks, trained_like
+from helpers import built_from_two_generator_states, hash_encoder, no_hooks, trained_like
 from safetensors import safe_open
 from safetensors.torch import save_file
 from tiny import tiny_lm
@@ -172,12 +172,8 @@ def test_a_nan_in_artefact_json_is_refused_on_load(lm, pids, tmp_path):
 def test_a_new_router_is_the_same_whatever_the_global_generator(lm, pids):
     """The router's init is seeded (a fresh process seeds the global generator at random), and the caller's
     generator is where it was afterwards."""
-    torch.manual_seed(1)
-    first = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=5)
-    torch.manual_seed(2)
-    before = torch.get_rng_state()
-    second = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=5)
-    assert torch.equal(torch.get_rng_state(), before)
+    first, second = built_from_two_generator_states(
+        lambda: new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=5))
     weights = list(zip(first.net.state_dict().values(), second.net.state_dict().values()))
     assert any(a.abs().sum() > 0 for a, _ in weights) and all(torch.equal(a, b) for a, b in weights)
 
