@@ -5,6 +5,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -183,6 +184,35 @@ def test_function_vector_heads_compared_by_overlap_and_answers_weighted_equally(
     assert compare_fv.balanced(effects, ["pos", "pos", "pos", "neg"]).item() == pytest.approx(-1.0)  # not 0.0
     cfg = compare_fv.matched({"n_clean": 24, "n_trials": 4, "n_shots": 10, "top_k": 20, "layer": 10})
     assert (cfg.n_prompts, cfg.n_corrupted, cfg.n_demos, cfg.top_k, cfg.layer) == (24, 4, 10, 20, 10)
+
+
+def test_their_sampler_with_the_query_apart_never_draws_a_query_among_its_demonstrations():
+    import numpy as np
+
+    fv_authors = _load("fv_authors")
+    theirs, apart = SimpleNamespace(np=np), SimpleNamespace(np=np)
+    fv_authors.keep_query_apart([apart])
+    assert apart.np.arange(3).tolist() == [0, 1, 2] and theirs.np is np  # the rest of NumPy as it was
+
+    def prompts(module) -> list[tuple[set, int]]:  # as their samplers draw: 10 of 24 demonstrations, then a query
+        np.random.seed(0)
+        return [(set(module.np.random.choice(24, 10, replace=False).tolist()),
+                 int(module.np.random.choice(np.arange(24), 1, replace=False)[0])) for _ in range(200)]
+
+    drawn, drawn_apart = prompts(theirs), prompts(apart)
+    assert sum(q in demos for demos, q in drawn) > 40  # unchanged, about 10 in 24 prompts hold their query
+    assert not any(q in demos for demos, q in drawn_apart)
+    assert drawn_apart[0][0] == drawn[0][0]  # the same seeded generator, two draws a prompt
+
+
+def test_their_queries_among_their_demonstrations_are_counted():
+    def prompt(demos: list[str], query: str) -> dict:
+        return {"prompt": "".join(f"Input: {x}\nOutput: y\n\n" for x in demos) + f"Input: {query}\nOutput:"}
+
+    items = {"settings": {"prefixes": {"input": "Input:"}},
+             "prompts": {"clean": [prompt(["a", "b"], "b"), prompt(["a", "b"], "c"), prompt(["ab", "b"], "a")],
+                         "corrupted": [prompt(["c", "a"], "a")]}}
+    assert compare_fv.queries_among_demos(items) == [1, 1]
 
 
 def test_their_function_vector_in_ours_is_added_at_their_layer(lm):

@@ -140,6 +140,17 @@ def gold_scores(lm: LoadedModel, method: Method, inputs: list[str], outputs: lis
     return {"rank": ranks, "logp": logps}
 
 
+def queries_among_demos(items: dict) -> list[int]:
+    """Of their prompts (clean, corrupted), how many had the query among their own demonstrations: the query's
+    `Input: x\nOutput:` is also the start of a demonstration (ours never draws such a prompt)."""
+    prefix = items["settings"]["prefixes"]["input"]
+
+    def among(prompt: str) -> bool:
+        return prompt.count(prompt[prompt.rindex(prefix):]) > 1
+
+    return [sum(among(p["prompt"]) for p in items["prompts"][kind]) for kind in ("clean", "corrupted")]
+
+
 def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
     authors = run / "fv" / unit / "authors"
     meta, train, test = handed_split(run, unit)
@@ -169,6 +180,7 @@ def compare_unit(lm: LoadedModel, run: Path, unit: str) -> dict:
         "authors own score": {k: items[k] for k in ("fv", "zero-shot")},
         "authors gold ids agree": sum(h == (i == g) for h, i, g in zip(items["fv"], items["ids"]["fv"], gold)),
         "settings": items["settings"], "layer": {"ours": ours.state.meta.layer, "theirs": items["layer"]},
+        "their queries among their demonstrations (clean, corrupted)": queries_among_demos(items),
         "top heads": {"ours": top_heads(ours_aie, cfg.top_k), "ours reseeded": top_heads(again_aie, cfg.top_k),
                       "theirs": their_heads, "theirs from the map": top_heads(theirs_aie, cfg.top_k)},
         "top-10 overlap": overlap(ours_aie, theirs_aie), "top-10 overlap, ours reseeded": overlap(ours_aie, again_aie),
@@ -240,7 +252,8 @@ def main() -> None:
     def describe(u: dict) -> str:
         return (f"top-10 overlap {u['top-10 overlap']} (reseeded {u['top-10 overlap, ours reseeded']}), aie "
                 f"{u['aie']} (reseeded {u['aie, ours reseeded']}), answers balanced {u['aie, answers balanced']}, "
-                f"their mechanics {u['their mechanics']}, "
+                f"their mechanics {u['their mechanics']}, their queries among their demonstrations (clean, "
+                f"corrupted) {u['their queries among their demonstrations (clean, corrupted)']}, "
                 f"replayed {u['replayed items that agree']}/{u['n']}, probe {u['probe']}")
 
     units = compared(args.run, "fv", args.units, lambda unit: compare_unit(lm, args.run, unit), describe)

@@ -19,6 +19,10 @@ answer's argmax token id, and `get_token_meta_labels` (in the two modules that c
 query's answer and the label of its last token (their indirect effect patches the tokens labelled
 `query_predictive_token`).
 
+With `--query-apart` their two prompt samplers (the mean activations' and the indirect effect's) draw each
+prompt's query among the records that are not its demonstrations, as ICL Lab's does; without it they may draw
+one of the prompt's own demonstrations as its query (the hand-over gives them one pool as `train` and `valid`).
+
 Writes `items.json` (per test item, in order: their hit and argmax token id with the vector and zero-shot; the top
 heads; the prompts; the probe; timings and the seconds per forward pass; the settings) and `learnt.safetensors`
 (`aie` (L, H): the mean indirect effect; `indirect_effects` (trials, L, H); `mean_last` (L, H, d_h): each head's
@@ -67,6 +71,46 @@ def record_prompts(modules: list, store: list) -> None:
         module.get_token_meta_labels = recording
 
 
+class _QueryApart:
+    """`np.random` for their two prompt samplers, with one change: the query (drawn from an array of candidates,
+    right after the demonstrations were drawn from `range(n)` of the same records) is never one of its own prompt's
+    demonstrations, as in ICL Lab's sampler. The hand-over gives them one pool as both `train` and `valid`, so an
+    index names the same record in both; each prompt still takes two draws from NumPy's seeded generator."""
+
+    def __init__(self, random) -> None:
+        self._random, self._demos = random, set()
+
+    def __getattr__(self, name: str):
+        return getattr(self._random, name)
+
+    def choice(self, a, size=None, replace=True, p=None):
+        if isinstance(a, int):  # the demonstrations
+            drawn = self._random.choice(a, size, replace=replace, p=p)
+            self._demos = set(drawn.tolist())
+            return drawn
+        pool = [i for i in a if i not in self._demos]
+        self._demos = set()
+        return self._random.choice(pool, size, replace=replace, p=p)
+
+
+class _NumpyQueryApart:
+    """NumPy as their samplers' modules see it, with `_QueryApart` as its `random`."""
+
+    def __init__(self, np) -> None:
+        self._np, self.random = np, _QueryApart(np.random)
+
+    def __getattr__(self, name: str):
+        return getattr(self._np, name)
+
+
+def keep_query_apart(modules: list) -> None:
+    import numpy as np
+
+    numpy = _NumpyQueryApart(np)
+    for module in modules:
+        module.np = numpy
+
+
 def probe(model, tokenizer, dataset: dict) -> dict:
     """A 10-shot prompt as their code builds it (the first 10 training records, the first test query), with its
     token ids and last-token top-5 logits, for ICL Lab to rebuild and rerun."""
@@ -92,6 +136,8 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=N_CORRUPTED, help="corrupted prompts of the indirect effect")
     ap.add_argument("--top-k", type=int, default=TOP_K)
     ap.add_argument("--layer", type=int, default=-1, help="edit layer; -1 = L // 3, as ICL Lab")
+    ap.add_argument("--query-apart", action="store_true",
+                    help="their sampler changed to never draw a prompt's query among its demonstrations (as ours)")
     args = ap.parse_args()
     sys.path.insert(0, str(Path.cwd()))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -106,6 +152,8 @@ def main() -> None:
     dataset = handed_dataset(args.data / args.task)
     prompts: list[dict] = []
     record_prompts([extract_utils, cie], prompts)
+    if args.query_apart:
+        keep_query_apart([extract_utils, cie])
     template = dict(prefixes=PREFIXES, separators=SEPARATORS)
 
     t0 = time.perf_counter()
@@ -138,7 +186,8 @@ def main() -> None:
              "seconds": {"mean activations": t1 - t0, "indirect effects": t2 - t1, "evaluation": t3 - t2,
                          "per indirect-effect pass": (t2 - t1) / passes, "passes": passes},
              "settings": {"n_shots": SHOTS, "n_clean": args.clean, "n_trials": args.trials, "top_k": args.top_k,
-                          "layer": layer, "seed": args.seed, "dtype": str(model.dtype), "prefixes": PREFIXES,
+                          "layer": layer, "seed": args.seed, "query_apart": args.query_apart, "dtype": str(model.dtype),
+                          "prefixes": PREFIXES,
                           "separators": SEPARATORS, "threads": torch.get_num_threads(),
                           **{f"n_{part}": len(dataset[part]) for part in ("train", "valid", "test")}}}
     (args.out / "items.json").write_text(json.dumps(items, indent=1))
