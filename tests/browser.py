@@ -65,20 +65,22 @@ def panels_answered_at(page, n: int) -> float:
     return page.evaluate(f"window.__panels.first[{n}]") / 1000
 
 
-def select_tab(page, name: str, tries: int = 3) -> None:
-    """Click a tab until the page marks it selected. CI once waited in vain for a tab's explanation just after the
-    page had reloaded (cause not found); a dropped click, which a person would simply repeat, is ruled out here,
-    and what else went wrong is for the caller's wait to report (`page_state`)."""
+def select_tab(page, name: str, waits_s: tuple[int, ...] = (5, 15, 40)) -> None:
+    """Click a tab until the page marks it selected, waiting longer after each click. CI once waited in vain for a
+    tab's explanation just after the page had reloaded (cause not found), and a page busy on a loaded machine once
+    let three clicks 5 s apart pass unanswered; a dropped click, which a person would simply repeat, is ruled out
+    here, and what else went wrong is for the caller's wait to report (`page_state`)."""
     tab = page.get_by_role("tab", name=name, exact=True)
-    for _ in range(tries):
+    for wait in waits_s:
         tab.click()
         try:
             page.wait_for_function("t => t.getAttribute('aria-selected') === 'true'", arg=tab.element_handle(),
-                                   timeout=5_000)
+                                   timeout=wait * 1000)
             return
         except PlaywrightTimeout:
             continue
-    raise AssertionError(f"tab {name!r} was clicked {tries} times and never selected ({page_state(page)})")
+    raise AssertionError(f"tab {name!r} was clicked {len(waits_s)} times over {sum(waits_s)} s and never selected "
+                         f"({page_state(page)})")
 
 
 def page_state(page) -> str:

@@ -73,9 +73,8 @@ def record_prompts(modules: list, store: list) -> None:
 
 class _QueryApart:
     """`np.random` for their two prompt samplers, with one change: the query (drawn from an array of candidates,
-    right after the demonstrations were drawn from `range(n)` of the same records) is never one of its own prompt's
-    demonstrations, as in ICL Lab's sampler. The hand-over gives them one pool as both `train` and `valid`, so an
-    index names the same record in both; each prompt still takes two draws from NumPy's seeded generator."""
+    right after the demonstrations were drawn from `range(n)`) is never one of its prompt's demonstrations. An index
+    names the same record in both draws, as the hand-over's `train` and `valid` are one pool."""
 
     def __init__(self, random) -> None:
         self._random, self._demos = random, set()
@@ -186,9 +185,9 @@ def main() -> None:
              "seconds": {"mean activations": t1 - t0, "indirect effects": t2 - t1, "evaluation": t3 - t2,
                          "per indirect-effect pass": (t2 - t1) / passes, "passes": passes},
              "settings": {"n_shots": SHOTS, "n_clean": args.clean, "n_trials": args.trials, "top_k": args.top_k,
-                          "layer": layer, "seed": args.seed, "query_apart": args.query_apart, "dtype": str(model.dtype),
-                          "prefixes": PREFIXES,
-                          "separators": SEPARATORS, "threads": torch.get_num_threads(),
+                          "layer": layer, "seed": args.seed, "query_apart": args.query_apart,
+                          "dtype": str(model.dtype), "prefixes": PREFIXES, "separators": SEPARATORS,
+                          "threads": torch.get_num_threads(),
                           **{f"n_{part}": len(dataset[part]) for part in ("train", "valid", "test")}}}
     (args.out / "items.json").write_text(json.dumps(items, indent=1))
     save_file({"aie": effects.mean(0).contiguous(), "indirect_effects": effects.contiguous(),
