@@ -9,6 +9,7 @@ device map are what `from_pretrained` made of the loading options.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 
 import pytest
@@ -238,3 +239,46 @@ def test_loading_options_from_the_environment_and_their_refusals(tmp_path, monke
         load_model(path, device_map=offload_map(tmp_path))
     with pytest.raises(ValueError, match="DEVICE=SIZE"):
         LoadOptions(max_memory="20GiB").memory()
+
+
+def _fake_chunked_package(folder, name, fail=False):
+    """A package that assembles its GGUF file from chunks, as Gemma's wheels do; it records whether the final
+    file was visible while it wrote, and can fail half way."""
+    (folder / name).mkdir()
+    (folder / name / "__init__.py").write_text(
+        "from pathlib import Path\n"
+        "seen = []\n"
+        "def assemble(output_path, overwrite=False):\n"
+        "    path = Path(output_path)\n"
+        "    with path.open('wb') as f:\n"
+        "        f.write(b'half')\n"
+        "        seen.append(sorted(p.name for p in path.parent.iterdir()))\n"
+        f"        if {fail}:\n"
+        "            raise OSError('disk full')\n"
+        "        f.write(b' and the rest')\n"
+        "    return path\n")
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_an_assembled_gguf_appears_whole_or_not_at_all(fail, tmp_path, monkeypatch):
+    """Two processes loading Gemma at once once read a half-assembled file (a reshape error); a crash left it
+    truncated for every later load. The file is written under a private name and renamed when whole."""
+    import importlib
+
+    from icr_app.core.models import GGUFSource
+
+    name = f"fake_gguf_{'fail' if fail else 'ok'}"
+    _fake_chunked_package(tmp_path, name, fail)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ICL_LAB_CACHE", str(tmp_path / "cache"))
+    source = GGUFSource(package=name, filename="m.gguf", hub_id="x/y", install_hint="pip install x", assembled=True)
+    target = tmp_path / "cache" / "gguf" / "m.gguf"
+    if fail:
+        with pytest.raises(OSError, match="disk full"):
+            source.locate()
+        assert list(target.parent.iterdir()) == []  # nothing truncated left for the next load to trust
+        return
+    assert source.locate() == target
+    assert target.read_bytes() == b"half and the rest"
+    assert importlib.import_module(name).seen == [[f"m.gguf.tmp{os.getpid()}"]]  # never visible half-written
+    assert [p.name for p in target.parent.iterdir()] == ["m.gguf"]

@@ -48,8 +48,15 @@ class GGUFSource:
         if self.assembled:
             target = cache_root() / "gguf" / self.filename
             if not target.exists():
+                # Assembled under a name of this process's own, then renamed: another process (a second user, a
+                # parallel benchmark) never reads a half-written file, and a crash leaves no truncated one.
                 target.parent.mkdir(parents=True, exist_ok=True)
-                importlib.import_module(self.package).assemble(target)
+                tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
+                try:
+                    importlib.import_module(self.package).assemble(tmp, overwrite=True)
+                    os.replace(tmp, target)
+                finally:
+                    tmp.unlink(missing_ok=True)
             return target
         return Path(spec.origin).parent / self.filename
 
