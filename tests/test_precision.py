@@ -280,5 +280,35 @@ def test_an_assembled_gguf_appears_whole_or_not_at_all(fail, tmp_path, monkeypat
         return
     assert source.locate() == target
     assert target.read_bytes() == b"half and the rest"
-    assert importlib.import_module(name).seen == [[f"m.gguf.tmp{os.getpid()}"]]  # never visible half-written
+    (written,), = importlib.import_module(name).seen
+    assert written.startswith(f"m.gguf.tmp{os.getpid()}-")  # never visible under its own name half-written
+    assert [p.name for p in target.parent.iterdir()] == ["m.gguf"]
+
+
+def test_two_threads_assembling_at_once_write_apart(tmp_path, monkeypatch):
+    """Two users of one page loading Gemma on a new machine: each thread writes a file of its own, both wait
+    until the other has begun, and the file left is whole."""
+    import importlib
+    import threading
+
+    from icr_app.core.models import GGUFSource
+
+    _fake_chunked_package(tmp_path, "fake_gguf_threads")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ICL_LAB_CACHE", str(tmp_path / "cache"))
+    package = importlib.import_module("fake_gguf_threads")
+    both_begun = threading.Barrier(2, timeout=30)
+    assemble = package.assemble
+    monkeypatch.setattr(package, "assemble", lambda path, overwrite=False: (both_begun.wait(), assemble(path))[1])
+    source = GGUFSource(package="fake_gguf_threads", filename="m.gguf", hub_id="x/y", install_hint="pip install x",
+                        assembled=True)
+    threads = [threading.Thread(target=source.locate) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    written = {name for names in package.seen for name in names if name != "m.gguf"}
+    assert len(written) == 2  # two private names, where one shared name had let each truncate the other's file
+    target = tmp_path / "cache" / "gguf" / "m.gguf"
+    assert target.read_bytes() == b"half and the rest"
     assert [p.name for p in target.parent.iterdir()] == ["m.gguf"]

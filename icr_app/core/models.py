@@ -48,10 +48,10 @@ class GGUFSource:
         if self.assembled:
             target = cache_root() / "gguf" / self.filename
             if not target.exists():
-                # Assembled under a name of this process's own, then renamed: another process (a second user, a
-                # parallel benchmark) never reads a half-written file, and a crash leaves no truncated one.
+                # Assembled under a name of this thread's own, then renamed: another user or process (a parallel
+                # benchmark) never reads a half-written file, and a crash leaves no truncated one.
                 target.parent.mkdir(parents=True, exist_ok=True)
-                tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
+                tmp = target.with_name(f"{target.name}.tmp{os.getpid()}-{threading.get_ident()}")
                 try:
                     importlib.import_module(self.package).assemble(tmp, overwrite=True)
                     os.replace(tmp, target)
