@@ -17,13 +17,13 @@ where kaleido finds a Chrome or Chromium). `run_suite` is the library's `icr_app
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from icr_app import parallel
+from icr_app.core.artefacts import private_name
 from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
@@ -151,7 +151,7 @@ def write_whole(path: Path, text: str) -> None:
     """A file is whole or absent, never read half-written: by an interrupted run's restart, or by another
     process while this one writes it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = private_name(path)
     tmp.write_text(text)
     tmp.replace(path)
 

@@ -8,8 +8,10 @@ device map are what `from_pretrained` made of the loading options.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import threading
 from dataclasses import replace
 
 import pytest
@@ -26,7 +28,7 @@ from icr_app.analyses.anchors.saliency import task_prompts
 from icr_app.analyses.rank1.cached import rank1
 from icr_app.cli import main
 from icr_app.core.loading import LoadOptions, ModelTooLargeError
-from icr_app.core.models import load_model
+from icr_app.core.models import GGUFSource, load_model
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluation import evaluate
@@ -241,11 +243,11 @@ def test_loading_options_from_the_environment_and_their_refusals(tmp_path, monke
         LoadOptions(max_memory="20GiB").memory()
 
 
-def _fake_chunked_package(folder, name, fail=False):
-    """A package that assembles its GGUF file from chunks, as Gemma's wheels do; it records whether the final
-    file was visible while it wrote, and can fail half way."""
-    (folder / name).mkdir()
-    (folder / name / "__init__.py").write_text(
+def _fake_source(tmp_path, monkeypatch, name, fail=False):
+    """A GGUF source whose package assembles the file from chunks, as Gemma's wheels do, in a cache of the test's
+    own; the package records which files the folder held while it wrote, and can fail half way."""
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "__init__.py").write_text(
         "from pathlib import Path\n"
         "seen = []\n"
         "def assemble(output_path, overwrite=False):\n"
@@ -257,22 +259,18 @@ def _fake_chunked_package(folder, name, fail=False):
         "            raise OSError('disk full')\n"
         "        f.write(b' and the rest')\n"
         "    return path\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ICL_LAB_CACHE", str(tmp_path / "cache"))
+    source = GGUFSource(package=name, filename="m.gguf", hub_id="x/y", install_hint="pip install x", assembled=True)
+    return source, tmp_path / "cache" / "gguf" / "m.gguf"
 
 
 @pytest.mark.parametrize("fail", [False, True])
 def test_an_assembled_gguf_appears_whole_or_not_at_all(fail, tmp_path, monkeypatch):
     """Two processes loading Gemma at once once read a half-assembled file (a reshape error); a crash left it
     truncated for every later load. The file is written under a private name and renamed when whole."""
-    import importlib
-
-    from icr_app.core.models import GGUFSource
-
     name = f"fake_gguf_{'fail' if fail else 'ok'}"
-    _fake_chunked_package(tmp_path, name, fail)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("ICL_LAB_CACHE", str(tmp_path / "cache"))
-    source = GGUFSource(package=name, filename="m.gguf", hub_id="x/y", install_hint="pip install x", assembled=True)
-    target = tmp_path / "cache" / "gguf" / "m.gguf"
+    source, target = _fake_source(tmp_path, monkeypatch, name, fail)
     if fail:
         with pytest.raises(OSError, match="disk full"):
             source.locate()
@@ -288,20 +286,11 @@ def test_an_assembled_gguf_appears_whole_or_not_at_all(fail, tmp_path, monkeypat
 def test_two_threads_assembling_at_once_write_apart(tmp_path, monkeypatch):
     """Two users of one page loading Gemma on a new machine: each thread writes a file of its own, both wait
     until the other has begun, and the file left is whole."""
-    import importlib
-    import threading
-
-    from icr_app.core.models import GGUFSource
-
-    _fake_chunked_package(tmp_path, "fake_gguf_threads")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("ICL_LAB_CACHE", str(tmp_path / "cache"))
+    source, target = _fake_source(tmp_path, monkeypatch, "fake_gguf_threads")
     package = importlib.import_module("fake_gguf_threads")
     both_begun = threading.Barrier(2, timeout=30)
     assemble = package.assemble
     monkeypatch.setattr(package, "assemble", lambda path, overwrite=False: (both_begun.wait(), assemble(path))[1])
-    source = GGUFSource(package="fake_gguf_threads", filename="m.gguf", hub_id="x/y", install_hint="pip install x",
-                        assembled=True)
     threads = [threading.Thread(target=source.locate) for _ in range(2)]
     for thread in threads:
         thread.start()
@@ -309,6 +298,5 @@ def test_two_threads_assembling_at_once_write_apart(tmp_path, monkeypatch):
         thread.join(30)
     written = {name for names in package.seen for name in names if name != "m.gguf"}
     assert len(written) == 2  # two private names, where one shared name had let each truncate the other's file
-    target = tmp_path / "cache" / "gguf" / "m.gguf"
     assert target.read_bytes() == b"half and the rest"
     assert [p.name for p in target.parent.iterdir()] == ["m.gguf"]

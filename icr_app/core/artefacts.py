@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,12 @@ def _refuse_constant(where: str, constant: str) -> None:
     raise ArtefactError("artefact.not_json", file=where, constant=constant)
 
 
+def private_name(path: Path) -> Path:
+    """Where this thread writes what becomes `path` once whole: another user or process (a parallel benchmark)
+    never reads it half-written, and a crash leaves nothing at `path` for later loads to trust."""
+    return path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
+
+
 def save_artefact(path: str | Path, kind: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any],
                   fingerprint: str = "") -> Path:
     """Write atomically (a temporary file, then rename), so a crash never leaves half a file at `path`."""
@@ -65,7 +72,7 @@ def save_artefact(path: str | Path, kind: str, tensors: dict[str, torch.Tensor],
     body = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
     header = {"format": FORMAT, "kind": kind, "fingerprint": fingerprint, "sha256": checksum(body),
               "meta": json.dumps(meta, allow_nan=False)}
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp = private_name(path)
     try:
         save_file(body, str(tmp), metadata=header)
         tmp.replace(path)

