@@ -147,7 +147,7 @@ def build(lm: LoadedModel, name: str, train, answering: Answering, smoke: bool) 
     if name == "icr":
         n_prompts = SMOKE["icr"]["n_prompts"] if smoke else 32
         pids = extract_pids(lm, [train], n_prompts=n_prompts)
-        encoder = minilm_encoder()
+        encoder = minilm_encoder(lm.device)
         return ICRMethod(lm, answering, new_router(lm, pids, encoder(["x"]).shape[-1], encoder=encoder))
     return build_method(lm, train, name, SMOKE.get(name) if smoke else None, answering=answering)
 
@@ -193,14 +193,15 @@ def default_tokenizer(directory: str | None):
     return load_model(DEFAULT_MODEL, dtype="float32", device_map="cpu").tokenizer
 
 
-def random_encoder(directory: str) -> Encoder:
-    """all-MiniLM-L6-v2's computation (mean-pooled, normalised) with random weights, from its config and tokenizer."""
+def random_encoder(directory: str, device: str) -> Encoder:
+    """all-MiniLM-L6-v2's computation (mean-pooled, normalised) with random weights, from its config and tokenizer,
+    on `device` (where the real one runs: the model's)."""
     tokenizer = AutoTokenizer.from_pretrained(directory)
-    model = AutoModel.from_config(AutoConfig.from_pretrained(directory)).eval()
+    model = AutoModel.from_config(AutoConfig.from_pretrained(directory)).to(device).eval()
 
     def encode(texts: list[str]) -> torch.Tensor:
         with torch.inference_mode():
-            batch = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")
+            batch = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt").to(device)
             hidden = model(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1)
@@ -276,7 +277,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                    help="a directory with all-MiniLM-L6-v2's config and tokenizer: its shape with random weights")
     args = p.parse_args(argv)
     if args.random_encoder:  # primed in the per-process cache, so the router and the retriever both use it
-        encoder_module._ENCODERS[MINILM] = random_encoder(args.random_encoder)
+        device = str(torch.device("cuda", 0) if gpus() else torch.device("cpu"))  # every model's input device
+        encoder_module._ENCODERS[MINILM, device] = random_encoder(args.random_encoder, device)
     methods = ["zero-shot", *[m for m in args.methods.split(",") if m and m != "zero-shot"]]
     runs = [(name, False) for name in args.config.split(",") if name]
     if len(gpus()) > 1 and any(name == "llama-8b" for name, _ in runs):

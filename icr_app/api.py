@@ -7,7 +7,7 @@
     site.predict(["a joy"])[0].label_probs           # predictions with the labels' probabilities
     site.save("site.safetensors"); icl.load("site.safetensors", lm)
     with site.applied():                             # your own model(...) / model.generate(...) calls, changed
-        model.generate(**tokenizer(site.prompt("a joy"), return_tensors="pt"))
+        model.generate(**lm.encode(site.prompt("a joy")))   # ids on the model's device
     icl.evaluate(lm, "sentiment", ["zero-shot", "site"], seeds=[0, 1]).to_json()
 
 Everything here is a thin layer over what the CLI and the app use (`methods.build_method`, `evaluate`, `suite`,

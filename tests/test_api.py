@@ -182,7 +182,7 @@ def built(name, lm, task, tmp_path, monkeypatch, **config):
         from icr_app.methods.icr import router as router_module
         from icr_app.methods.icr.pids import extract_pids
 
-        monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+        monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
         pids = extract_pids(lm, [builtin_task("sentiment"), builtin_task("antonyms")], rank=4, n_prompts=4,
                             max_demos=4)
         trained_like(lm, pids, 0).save(tmp_path / "router")

@@ -72,7 +72,7 @@ def url(lm, tmp_path_factory):
         library = library_file(lm, tmp_path_factory.mktemp("elicit"))  # no ELICIT library ships for a tiny model
         mp.setattr(elicit_method, "shipped_library", lambda _lm: library)
         mp.setattr(elicit_method, "_LIBRARIES", {})
-        mp.setattr(elicit_library, "minilm_encoder", lambda: hash_encoder)
+        mp.setattr(elicit_library, "minilm_encoder", lambda device: hash_encoder)
         demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
         yield demo.local_url
         demo.close()

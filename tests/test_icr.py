@@ -276,7 +276,7 @@ def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, m
     from icr_app.methods.icr import router
 
     monkeypatch.setattr(common, "load_model", lambda _name, **_options: lm)
-    monkeypatch.setattr(router, "minilm_encoder", lambda: hash_encoder)
+    monkeypatch.setattr(router, "minilm_encoder", lambda device: hash_encoder)
     for seed in (0, 1):
         trained_like(lm, pids, seed).save(tmp_path / f"seed{seed}")
     new_router(lm, random_basis(pids), 32, layers=[2, 3], encoder=hash_encoder).save(tmp_path / "random")
@@ -338,7 +338,7 @@ def test_training_lowers_loss_resumes_and_serves_eval(sharp_lm, tiny_tasks, tmp_
 
     # The saved router serves eval: its per-item results are the trained router's own predictions, and on the
     # prompts it was trained on the gold label gets more probability than under zero-shot (it learnt them).
-    monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
     task = tiny_tasks[0]
     report = evaluate(lm, task, ["zero-shot", "icr"], n_test=cfg.holdout, batch_size=4,
                       configs={"icr": ICRConfig(router=str(tmp_path / "a"))})
@@ -436,7 +436,7 @@ def test_real_encoder_and_pretrained_router(real_lm):
 def test_a_folder_of_routers_gives_each_model_its_own_and_says_when_none_is_there(lm, pids, tmp_path, monkeypatch):
     """--icr-router and $ICL_LAB_ROUTERS may name a folder of router folders: the one trained for the model is
     found by its fingerprint; another model is told there is none for it and which models the routers are for."""
-    monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
     routers = tmp_path / "routers"
     new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder).save(routers / "tiny")
     assert find_router(lm, routers) == find_router(lm, routers / "tiny") == routers / "tiny"

@@ -74,8 +74,8 @@ def load_low(case: str, tmp):
 @pytest.fixture(autouse=True)
 def hashed_encoder(monkeypatch):
     """Routers and ELICIT libraries loaded from a folder embed queries with the hashed stand-in, not MiniLM."""
-    monkeypatch.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
-    monkeypatch.setattr(library_module, "minilm_encoder", lambda: hash_encoder)
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
+    monkeypatch.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
 
 
 # bf16 on the CPU is slow: the quick tier keeps the Llama and the offloaded one, the full run every family.
@@ -97,8 +97,8 @@ def built(low, tmp_path_factory):
     """Every method built on the low-precision model (ICR from a router saved for it, ELICIT from a library)."""
     task = builtin_task("sentiment")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(router_module, "minilm_encoder", lambda: hash_encoder)
-        mp.setattr(library_module, "minilm_encoder", lambda: hash_encoder)
+        mp.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
+        mp.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
         folder = tmp_path_factory.mktemp("router")
         cfg = tiny_configs(router_folder(low, folder), library_file(low, folder))
         return {name: build_method(low, task, name, cfg.get(name)) for name in REGISTRY}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 from platformdirs import user_cache_dir
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoModelForCausalLM, AutoTokenizer, BatchEncoding, PreTrainedModel, PreTrainedTokenizerBase
 
 from icr_app.core.adapter import Adapter
 from icr_app.core.artefacts import private_name
@@ -154,6 +154,11 @@ class LoadedModel:
     @property
     def dtype(self) -> torch.dtype:
         return self.model.dtype
+
+    def encode(self, texts: str | list[str]) -> BatchEncoding:
+        """Token ids and attention mask for your own `model(...)` or `model.generate(...)` call, left-padded and
+        already on the model's input device, so the same code runs on the CPU, a GPU or an offloaded model."""
+        return self.tokenizer(texts, return_tensors="pt", padding=True).to(self.device)
 
     @property
     def device_map(self) -> dict[str, str]:

@@ -238,7 +238,7 @@ def build_library(lm: LoadedModel, tasks: list[Task], cfg: LibraryConfig | None 
     """The entries, then the retriever over their prompts; the model is only read."""
     cfg = cfg or LibraryConfig()
     encoder_name = MINILM if encoder is None else getattr(encoder, "__name__", "custom")
-    encoder = encoder or minilm_encoder()
+    encoder = encoder or minilm_encoder(lm.device)
     if len(tasks) < 2:
         raise ValueError("a library needs at least two domains (the retriever learns to tell them apart)")
     t0 = time.perf_counter()

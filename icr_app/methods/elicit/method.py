@@ -80,9 +80,9 @@ class ElicitMethod(StatefulMethod):
     def retrieve(self, queries: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
         """The best entry (B,) for each query and its score (B,)."""
         with torch.no_grad():
-            scores = self.state.entry_scores(library_module.minilm_encoder()(queries).float().cpu())
+            scores = self.state.entry_scores(library_module.minilm_encoder(self.lm.device)(queries).float())
         best, pick = scores.max(-1)
-        return pick, best
+        return pick.cpu(), best.cpu()  # the state keeps them, and saves them, on the CPU
 
     def intervention(self, queries: list[str]) -> Intervention:
         if self.state.meta.strength == 0:

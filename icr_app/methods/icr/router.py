@@ -94,7 +94,7 @@ class ICRRouter:
     def __init__(self, lm: LoadedModel, net: RouterNet | RouterEnsemble, pids: PIDs, layers: list[int],
                  rows: Rows = "last", encoder: Encoder | None = None, meta: dict[str, Any] | None = None) -> None:
         self.lm, self.net, self.pids, self.layers, self.rows = lm, net, pids, list(layers), rows
-        self.encoder = encoder or minilm_encoder()
+        self.encoder = encoder or minilm_encoder(lm.device)
         self.meta = meta or {}
         self.u_q, self.u_k = pids.u_q[self.layers].to(lm.device), pids.u_k[self.layers].to(lm.device)
 

