@@ -68,15 +68,14 @@ def url(lm, tmp_path_factory):
         prebuilt.prebuild(lm, ["sentiment"], root, configs=SMALL)
         mp.setattr(prebuilt, "PREBUILT", root)
         mp.setattr(icr_method, "load_pretrained_router", lambda _lm: routing_router(lm))
-        icr_method._ROUTERS.clear()
+        lm._memo.clear()  # routers and libraries other tests loaded for the session's model
         library = library_file(lm, tmp_path_factory.mktemp("elicit"))  # no ELICIT library ships for a tiny model
         mp.setattr(elicit_method, "shipped_library", lambda _lm: library)
-        mp.setattr(elicit_method, "_LIBRARIES", {})
         mp.setattr(elicit_library, "minilm_encoder", lambda device: hash_encoder)
         demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
         yield demo.local_url
         demo.close()
-        icr_method._ROUTERS.clear()
+        lm._memo.clear()
 
 
 @pytest.fixture

@@ -5,9 +5,13 @@ for that one."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 import torch
-from helpers import TINY_LIBRARY, hash_encoder
+from helpers import TINY_LIBRARY, hash_encoder, library_file, router_folder
+from tiny import tiny_lm
 
 from icr_app.core import encoder as encoder_module
 from icr_app.core.models import LoadedModel
@@ -16,8 +20,9 @@ from icr_app.methods import build_method
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
 from icr_app.methods.elicit.library import build_library
-from icr_app.methods.elicit.method import ElicitConfig
+from icr_app.methods.elicit.method import ElicitConfig, cached_library
 from icr_app.methods.icr import router as router_module
+from icr_app.methods.icr.method import cached_router
 from icr_app.methods.icr.pids import extract_pids
 
 ELSEWHERE = torch.device("cpu", 0)  # compares unequal to torch.device("cpu"), yet tensors can go there
@@ -70,3 +75,17 @@ def test_the_real_encoder_is_kept_once_per_device():
     emb = on_cpu(["a joy", "a bore"])
     assert emb.shape == (2, 384) and emb.device.type == "cpu"
     assert torch.allclose(emb.norm(dim=-1), torch.ones(2), atol=1e-5)
+
+
+def test_a_model_is_freed_with_the_router_and_library_loaded_for_it(monkeypatch, tmp_path):
+    """ICR's router and ELICIT's library are kept on the model they were loaded for: once nobody holds the model,
+    it goes, and they with it (a cache keyed by the model, as before, kept every model it ever saw alive)."""
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
+    lm = tiny_lm(seed=3)
+    routers, library = router_folder(lm, tmp_path / "router"), library_file(lm, tmp_path)
+    assert cached_router(lm, routers) is cached_router(lm, routers)
+    assert cached_library(lm, library) is cached_library(lm, library)
+    model = weakref.ref(lm.model)
+    del lm
+    gc.collect()
+    assert model() is None

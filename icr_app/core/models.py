@@ -13,8 +13,10 @@ import json
 import os
 import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import torch
 from platformdirs import user_cache_dir
@@ -25,6 +27,8 @@ from icr_app.core.artefacts import private_name
 from icr_app.core.attention import ATTENTION
 from icr_app.core.errors import UserError
 from icr_app.core.loading import LoadOptions, check_fits
+
+T = TypeVar("T")
 
 FP32_CPU = LoadOptions(dtype="float32", device_map="cpu")
 
@@ -135,6 +139,10 @@ class LoadedModel:
     fingerprint: str
     # Hooks act on the shared module tree: whoever runs a forward pass with hooks live holds this lock.
     lock: ModelLock = field(init=False, repr=False)
+    # What methods load once per model (ICR's router, ELICIT's library): kept on the model itself, so it goes
+    # with the model, where a cache keyed by the model would keep every model it ever saw alive.
+    _memo: dict[tuple, Any] = field(init=False, repr=False, default_factory=dict)
+    _memo_lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.lock = ModelLock(self.model)
@@ -142,6 +150,13 @@ class LoadedModel:
         self.layers: torch.nn.ModuleList = ad.blocks
         self.n_layers, self.n_heads = ad.n_layers, ad.n_heads
         self.n_kv_heads, self.head_dim = ad.n_kv_heads, ad.head_dim
+
+    def memoised(self, key: tuple, make: Callable[[], T]) -> T:
+        """`make()` the first time `key` is asked for on this model, the same object after."""
+        with self._memo_lock:
+            if key not in self._memo:
+                self._memo[key] = make()
+            return self._memo[key]
 
     @property
     def device(self) -> torch.device:

@@ -10,7 +10,6 @@ added to the residual stream after its block at the query's last token; below it
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -109,17 +108,9 @@ def added_at_last(lm: LoadedModel, deltas: dict[int, torch.Tensor]) -> Iterator[
         yield {}
 
 
-_LIBRARIES: dict[tuple[int, str], Library] = {}
-_LIBRARIES_LOCK = threading.Lock()
-
-
 def cached_library(lm: LoadedModel, path: str | None = None) -> Library:
     """Load a library once per (model, path); the shipped one when no path is given."""
-    key = (id(lm), path or "")
-    with _LIBRARIES_LOCK:
-        if key not in _LIBRARIES:
-            _LIBRARIES[key] = Library.load(path or shipped_library(lm), lm)
-        return _LIBRARIES[key]
+    return lm.memoised(("elicit-library", path or ""), lambda: Library.load(path or shipped_library(lm), lm))
 
 
 def build(ctx: BuildContext, config: ElicitConfig) -> ElicitMethod:

@@ -9,7 +9,6 @@ saves its router, PIDs and how it reads answers to one artefact file (`ICRMethod
 from __future__ import annotations
 
 import copy
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,17 +66,10 @@ class ICRMethod(Method):
         return cls(lm, answering, router)
 
 
-_ROUTERS: dict[tuple[int, str], ICRRouter] = {}
-_ROUTERS_LOCK = threading.Lock()
-
-
 def cached_router(lm: LoadedModel, folder: str | None = None) -> ICRRouter:
     """Load a router once per (model, folder); the pretrained one when no folder is given."""
-    key = (id(lm), folder or "")
-    with _ROUTERS_LOCK:
-        if key not in _ROUTERS:
-            _ROUTERS[key] = ICRRouter.load(find_router(lm, folder), lm) if folder else load_pretrained_router(lm)
-        return _ROUTERS[key]
+    return lm.memoised(("icr-router", folder or ""),
+                       lambda: ICRRouter.load(find_router(lm, folder), lm) if folder else load_pretrained_router(lm))
 
 
 def build(ctx: BuildContext, config: ICRConfig) -> ICRMethod:
