@@ -9,7 +9,32 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from tiny import tiny_lm  # noqa: E402
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fv"
+from icr_app.core.datafetch import fetch_command  # noqa: E402
+from icr_app.core.taskspecs import data_root  # noqa: E402
+
+NEEDS_DATA: dict[str, list[str]] = {}  # dataset -> the tests left out because $ICL_LAB_DATA lacks it
+
+
+@pytest.hookimpl(tryfirst=True)  # before the fixtures are set up
+def pytest_runtest_setup(item):
+    """A test marked `needs_data(NAME)` runs only when $ICL_LAB_DATA/NAME is there; one left out is listed at the
+    end of the run with the command that brings its data."""
+    for marker in item.iter_markers("needs_data"):
+        name = marker.args[0]
+        if not (data_root() / name).is_dir():
+            NEEDS_DATA.setdefault(name, []).append(item.nodeid)
+            pytest.skip(f"needs {data_root() / name}: run `{fetch_command(name)}`")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not NEEDS_DATA:
+        return
+    terminalreporter.section("tests that need data", sep="=", yellow=True, bold=True)
+    for name, tests in NEEDS_DATA.items():
+        terminalreporter.line(f"{len(tests)} test(s) did not run: they read {data_root() / name}, which is missing. "
+                              f"Bring it with `{fetch_command(name)}` (ICL_LAB_DATA picks the folder):", yellow=True)
+        for nodeid in tests:
+            terminalreporter.line(f"  {nodeid}")
 
 
 @pytest.fixture(scope="session")
@@ -51,11 +76,10 @@ def real_lm():
 
 
 @pytest.fixture
-def shared_data() -> Path:
-    """The reference task files beside the checkout (CI lays them there); skip where they are absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"{SHARED_DATA} is not present beside this checkout")
-    return SHARED_DATA
+def fv_data(request) -> Path:
+    """The Function Vectors task files, $ICL_LAB_DATA/fv; a test that reads them is marked `needs_data("fv")`."""
+    assert any(m.args == ("fv",) for m in request.node.iter_markers("needs_data")), 'mark it needs_data("fv")'
+    return data_root() / "fv"
 
 
 @pytest.fixture(scope="module")

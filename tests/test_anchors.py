@@ -196,9 +196,10 @@ def test_flow_cli_writes_per_layer_lists(lm, tiny_checkpoint, tmp_path):
 
 
 @pytest.mark.slow
-def test_real_tokenizer_positions_and_full_cache(real_lm, shared_data):
+@pytest.mark.needs_data("fv")
+def test_real_tokenizer_positions_and_full_cache(real_lm, fv_data):
     """SmolLM2 tokenizes a trailing "\n\n" differently alone than before "Input": the cache must still match."""
-    task = load_task(shared_data / "sentiment.json")
+    task = load_task(fv_data / "sentiment.json")
     _, ps = fixed_demo_prompts(real_lm, task, 3, None, 0, Template())
     for p in ps:
         assert sorted(p.tokens[i].strip() for i in p.label_positions) == sorted(d.output for d in p.demos)

@@ -46,12 +46,13 @@ def test_project_written_icr_sets_have_distinct_label_first_tokens(real_lm):
         assert label_set(real_lm, load_task(path).labels).first_token_unique, path.name
 
 
-def test_shipped_icr_router_helps_an_in_domain_task(real_lm, shared_data):
+@pytest.mark.needs_data("fv")
+def test_shipped_icr_router_helps_an_in_domain_task(real_lm, fv_data):
     """The router shipped in the package, on FV sentiment's held-out items (0.44 zero-shot, 0.80 icr at n=50)."""
     from icr_app.core.tasks import load_task
     from icr_app.evaluation import evaluate
 
-    report = evaluate(real_lm, load_task(shared_data / "sentiment.json"), ["zero-shot", "icr"], n_test=50)
+    report = evaluate(real_lm, load_task(fv_data / "sentiment.json"), ["zero-shot", "icr"], n_test=50)
     zs, icr = report.methods["zero-shot"].accuracy, report.methods["icr"].accuracy
     assert icr >= zs + 0.15, (zs, icr)
 

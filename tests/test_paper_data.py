@@ -1,24 +1,19 @@
-"""The seed papers' task specs and groups parse and agree, and bench/paper_data.py turns each source's raw format
-into the hub's columns, splits and labels (on small files written here: no network, no fetched repository)."""
+"""The seed papers' task specs and groups parse and agree, and `icl-lab data fetch icr-paper|i2cl-paper --from`
+(core/paper_sources.py) turns each source's raw format into the hub's columns, splits and labels (on small files
+written here: no network, no fetched repository)."""
 
-import importlib.util
 import json
 import string
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import icr_app.core.paper_sources as paper_data
 import icr_app.core.taskspecs as ts
+from icr_app.cli import main as cli
+from icr_app.core.datafetch import DataError, fetch
 from icr_app.core.tasks import spec_task
-
-ROOT = Path(__file__).parents[1]
-
-_spec = importlib.util.spec_from_file_location("paper_data", ROOT / "bench" / "paper_data.py")
-paper_data = importlib.util.module_from_spec(_spec)
-sys.modules["paper_data"] = paper_data  # its dataclasses look their module up there
-_spec.loader.exec_module(paper_data)
 
 
 @pytest.mark.parametrize("name", ts.spec_names())
@@ -122,7 +117,7 @@ RAW = {
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    """Every dataset built by the script's command line from the raw copies above, laid out as owner+name/path."""
+    """Every dataset built by the command line from the raw copies above, laid out as owner+name/path."""
     sources, out = tmp_path_factory.mktemp("sources"), tmp_path_factory.mktemp("out")
     for repo, files in RAW.items():
         for path, data in files.items():
@@ -131,7 +126,8 @@ def built(tmp_path_factory) -> Path:
             target.write_bytes(data)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(paper_data, "SCORED", 2)  # the raw copies are a few rows long
-        assert paper_data.main(["--sources", str(sources), "--out", str(out)]) == 0
+        for group in ts.group_names():
+            assert cli(["data", "fetch", group, "--from", str(sources), "--dest", str(out)]) == 0
     return out
 
 
@@ -228,8 +224,9 @@ def test_mrpc_is_cut_by_glues_dev_ids(built):
     assert read_split(built, "mrpc", "test")[0]["label"] == -1
 
 
-def test_git_source_is_read_at_its_pinned_commit_and_absent_sources_are_named(tmp_path, capsys):
-    repo = tmp_path / "sources" / "someone+data" / "repo"
+@pytest.mark.parametrize("layout", ["someone+data", "someone+data/repo"])  # a clone; a clone or git dir in repo/
+def test_git_source_is_read_at_its_pinned_commit_and_absent_sources_are_named(tmp_path, layout):
+    repo = tmp_path / "sources" / layout
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     repo.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -247,11 +244,11 @@ def test_git_source_is_read_at_its_pinned_commit_and_absent_sources_are_named(tm
     read.close()
     assert paper_data.open_source(tmp_path / "elsewhere", source) is None
     (tmp_path / "partial" / "tonyzhaozh+few-shot-learning").mkdir(parents=True)
-    argv = ["--sources", str(tmp_path / "partial"), "--out", str(tmp_path / "out"), "mr", "agnews"]
-    assert paper_data.main(argv) == 0
-    err = capsys.readouterr().err
-    assert "mr (harvardnlp/sent-conv-torch)" in err
-    assert "agnews (tonyzhaozh/few-shot-learning, INK-USC/Lifelong-ICL)" in err
+    with pytest.raises(DataError, match=r"holds no copy of INK-USC/Lifelong-ICL: give each as"):
+        fetch("agnews", tmp_path / "out", source=tmp_path / "partial")
+    with pytest.raises(DataError, match=r"no copy of INK-USC/Lifelong-ICL, Vicomtech/hate-speech-"
+                                         r"dataset, harvardnlp/sent-conv-torch, zhaopku/ds3-emoContext: give"):
+        fetch("i2cl-paper", tmp_path / "out", source=tmp_path / "partial")
     assert not (tmp_path / "out").exists()
 
 

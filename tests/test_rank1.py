@@ -149,8 +149,9 @@ def test_cli_writes_per_layer_errors(lm, tiny_checkpoint, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_real_model_identity_within_1e4(real_lm, shared_data):
-    setup = Rank1Setup(load_task(shared_data / "sentiment.json"), Template(), shots=3, n_transfer=1, seed=0)
+@pytest.mark.needs_data("fv")
+def test_real_model_identity_within_1e4(real_lm, fv_data):
+    setup = Rank1Setup(load_task(fv_data / "sentiment.json"), Template(), shots=3, n_transfer=1, seed=0)
     ctx, free = query_states(real_lm, setup, setup.query)
     for layer in (0, real_lm.n_layers // 2, real_lm.n_layers - 2):
         err = patched_output(real_lm, free, make_patch(real_lm, layer, ctx, free)) - ctx.out[layer]

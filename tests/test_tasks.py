@@ -73,10 +73,11 @@ def test_missing_file_lists_builtins(tmp_path):
         load_task(tmp_path / "nope.csv")
 
 
-def test_shared_fv_file_loads(shared_data):
-    task = load_task(shared_data / "sentiment.json")
+@pytest.mark.needs_data("fv")
+def test_fv_file_loads(fv_data):
+    task = load_task(fv_data / "sentiment.json")
     assert task.kind == "classification" and set(task.labels) == {"positive", "negative"}
-    assert load_task(shared_data / "antonym.json").kind == "open"
+    assert load_task(fv_data / "antonym.json").kind == "open"
 
 
 def test_builtin_tasks_are_big_enough():
