@@ -20,13 +20,14 @@ import random
 from pathlib import Path
 
 from icr_app import stats
+from icr_app.core.datafetch import fv_dir, require_fv
 from icr_app.core.models import load_model
 from icr_app.core.tasks import load_task
 from icr_app.evaluation import evaluate
 from icr_app.methods.icr.method import ICRConfig
 from icr_app.methods.icr.router import TRAINING_DOMAINS
 
-FV = "../shared/data/fv/"
+FV = f"{fv_dir()}/"  # $ICL_LAB_DATA/fv: `icl-lab data fetch fv` brings it
 
 
 def bench_files(folder: str, *names: str) -> list[str]:
@@ -68,8 +69,10 @@ COLUMNS = (("in-domain",), ("in-domain-new",), ("h-domains",), ("validation",), 
 
 
 def run(args: argparse.Namespace) -> None:
-    lm = load_model()
     paths = args.tasks.split(",") if args.tasks else GROUPS[args.group]
+    if any(p.startswith(FV) for p in paths):
+        require_fv()
+    lm = load_model()
     out = {}
     for path in paths:
         report = evaluate(lm, load_task(path), args.methods.split(","), n_test=args.n_test,

@@ -5,7 +5,7 @@ measures what the routing itself can express, before any question of transfer. E
 fitted on that task's own ICL prompts, trained with the same budget, and scored on the evaluation split.
 This is the measurement that settled centred vs uncentred PIDs (BENCHMARKS.md, "## ICR").
 
-  python bench/icr_capacity.py --tasks ../shared/data/fv/sentiment.json,../shared/data/fv/present-past.json
+  python bench/icr_capacity.py --tasks $ICL_LAB_DATA/fv/sentiment.json,$ICL_LAB_DATA/fv/present-past.json
 """
 
 from __future__ import annotations

@@ -12,13 +12,14 @@ import random
 
 import torch
 
+from icr_app.core.datafetch import fv_dir, require_fv
 from icr_app.core.models import load_model
 from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.tasks import load_task, split
 from icr_app.methods.icr.pids import capture_last_qk, fit_pids, icl_prompts
 from icr_app.methods.icr.router import last_third
 
-FV = "../shared/data/fv/"
+FV = f"{fv_dir()}/"  # $ICL_LAB_DATA/fv: `icl-lab data fetch fv` brings it
 IN_DOMAIN = [FV + n + ".json" for n in ("sentiment", "ag_news", "person-instrument", "antonym", "capitalize",
                                         "present-past")]
 UNSEEN = [FV + "singular-plural.json", FV + "country-capital.json", FV + "national_parks.json", "emotion"]
@@ -39,6 +40,7 @@ def share(delta: torch.Tensor, u: torch.Tensor) -> float:
 
 
 def main() -> None:
+    require_fv()
     lm = load_model()
     layers = last_third(lm.n_layers)
     tasks = [load_task(p) for p in IN_DOMAIN]

@@ -1,6 +1,6 @@
 """An implicit method's per-query latency against zero-shot, in alternation so load drift on a shared CPU cancels.
 
-    PYTHONPATH=. python bench/latency.py --data ../shared/data/fv/sentiment.json --site FILE.safetensors [--reps 5]
+    PYTHONPATH=. python bench/latency.py --data $ICL_LAB_DATA/fv/sentiment.json --site FILE.safetensors [--reps 5]
     PYTHONPATH=. python bench/latency.py --data movie-review --icr-router icr_app/assets/icr/smollm2-135m
     PYTHONPATH=. python bench/latency.py --data movie-review --method learned-task-vector
 
