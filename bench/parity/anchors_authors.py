@@ -1,8 +1,9 @@
 """Run one of the anchors authors' scripts (anchors_setup.sh) on one handed-over unit; keep the results.
 
-    cd /work/parity-src/anchors && /work/venvs/parity-anchors/bin/python <repo>/bench/parity/anchors_authors.py \
-        --model /work/parity-run/smollm2-135m --data /work/parity-run/data --task sentiment-s0-anchors \
-        --out /work/parity-run/anchors/sentiment-s0-anchors/authors
+    cd $PARITY_SRC/patched/anchors && \
+        $PARITY_SRC/venvs/parity-anchors/bin/python <repo>/bench/parity/anchors_authors.py \
+        --model $PARITY_RUN/smollm2-135m --data $PARITY_RUN/data --task sentiment-s0-anchors \
+        --out $PARITY_RUN/anchors/sentiment-s0-anchors/authors
 
 Runs in the authors' environment, never in ICL Lab's. Their `attention_attr.py` runs as their README says to run
 it (`python attention_attr.py --task_name ... --demonstration_shot 1`, their defaults otherwise: sample_size 1000,

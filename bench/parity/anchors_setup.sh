@@ -2,19 +2,18 @@
 # The "label words are anchors" authors' code (lancopku/label-words-are-anchors) at a pinned commit, in a virtual
 # environment of its own, with the changes it needs to run on the CPU, on a Llama checkpoint and on ICL Lab's
 # hand-over (bench/parity/README.md says why each is needed).
-#   MIRROR=<bare git dir of lancopku/label-words-are-anchors> bench/parity/anchors_setup.sh
+#   bench/parity/anchors_setup.sh $PARITY_SRC/label-words-are-anchors   (clones at their pinned commits: bench/parity/README.md)
 set -euo pipefail
 COMMIT=74b58040999c23285e4a1d221309398f14b0fe57  # lancopku/label-words-are-anchors, 2024-02-06, the newest
-SRC=${PARITY_SRC:-/work/parity-src}
-VENV=${PARITY_ANCHORS_VENV:-/work/venvs/parity-anchors}
+REPO=${1:?usage: anchors_setup.sh CLONE_OF_label-words-are-anchors}
+SRC=${PARITY_SRC:?set PARITY_SRC to the folder of the clones (bench/parity/README.md)}/patched
+VENV=${PARITY_ANCHORS_VENV:-$PARITY_SRC/venvs/parity-anchors}
+. "$(dirname "$0")/check.sh"  # archive CLONE COMMIT DEST: the pinned files
 A="$SRC/anchors"
 
-rm -rf "$A"
-mkdir -p "$A"
 # their package, the saliency script and the isolation scripts only: the notebooks and the other experiments are not run here
-git --git-dir="$MIRROR" archive "$COMMIT" icl attention_attr.py do_shallow_layer.py do_shallow_layer_non_label.py do_compress.py \
-  reweighting.py \
-  LICENSE README.md requirements.txt | tar -x -C "$A"
+archive "$REPO" "$COMMIT" "$A" icl attention_attr.py do_shallow_layer.py do_shallow_layer_non_label.py do_compress.py \
+  reweighting.py LICENSE README.md requirements.txt
 
 patched() {  # patched FILE COUNT PATTERN: the patch left COUNT lines matching PATTERN in FILE, or the setup stops
   [ "$(grep -c -- "$3" "$A/$1")" = "$2" ] || { echo "patch did not apply to $1 ($3)" >&2; exit 1; }

@@ -1,13 +1,13 @@
 """ICL Lab's anchor analyses beside their authors' code on the same prompts: flow, isolation, compression, re-weighting.
 
-    PYTHONPATH=. python bench/parity/compare_anchors.py handover --run /work/parity-run sentiment headline-topic \
+    PYTHONPATH=. python bench/parity/compare_anchors.py handover --run $PARITY_RUN sentiment headline-topic \
         --seeds 0 1 [--analysis isolation|compression|reweighting]
-    PYTHONPATH=. python bench/parity/compare_anchors.py compare --run /work/parity-run sentiment-s0-anchors ...
-    PYTHONPATH=. python bench/parity/compare_anchors.py compare-isolation --run /work/parity-run \
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare --run $PARITY_RUN sentiment-s0-anchors ...
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare-isolation --run $PARITY_RUN \
         sentiment-s0-isolation ...
-    PYTHONPATH=. python bench/parity/compare_anchors.py compare-compression --run /work/parity-run \
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare-compression --run $PARITY_RUN \
         sentiment-s0-compression ... [--design ported]
-    PYTHONPATH=. python bench/parity/compare_anchors.py compare-reweighting --run /work/parity-run \
+    PYTHONPATH=. python bench/parity/compare_anchors.py compare-reweighting --run $PARITY_RUN \
         sentiment-s0-reweighting ...
 
 `handover` writes the model's checkpoint as handover.py does (`<model>/`, when it is not there yet) and, per task

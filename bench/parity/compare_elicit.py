@@ -1,8 +1,8 @@
 """ICL Lab's ELICIT library entry beside its authors' on the handed-over splits: the entry, its block, and its answers.
 
-    PYTHONPATH=. python bench/parity/compare_elicit.py handover --run /work/parity-run sentiment headline-topic \
+    PYTHONPATH=. python bench/parity/compare_elicit.py handover --run $PARITY_RUN sentiment headline-topic \
         --seeds 0 1
-    PYTHONPATH=. python bench/parity/compare_elicit.py compare --run /work/parity-run sentiment-s0-elicit ...
+    PYTHONPATH=. python bench/parity/compare_elicit.py compare --run $PARITY_RUN sentiment-s0-elicit ...
 
 `handover` writes, per task and seed, `data/<task>-s<seed>-elicit/`: ICL Lab's seeded `eval` split of the task
 (loaded as an open task: the authors score the first answer token's argmax over the whole vocabulary), its

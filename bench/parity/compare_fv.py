@@ -1,6 +1,6 @@
 """ICL Lab's function vector beside its authors' code on the handed-over splits: accuracy item by item, and the heads.
 
-    PYTHONPATH=. python bench/parity/compare_fv.py --run /work/parity-run sentiment-s0-fv antonyms-s0-fv ...
+    PYTHONPATH=. python bench/parity/compare_fv.py --run $PARITY_RUN sentiment-s0-fv antonyms-s0-fv ...
 
 Each unit is a folder handover.py wrote with `--method function-vector` (`data/<unit>`) that fv_authors.py ran on
 (`fv/<unit>/authors`). ICL Lab's function vector is built on the same split with the settings their run used

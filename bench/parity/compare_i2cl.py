@@ -1,7 +1,7 @@
 """ICL Lab's I2CL beside its authors' code on the handed-over splits: accuracy item by item, and what was learnt.
 
-    PYTHONPATH=. python bench/parity/compare_i2cl.py handover --run /work/parity-run sentiment spam --seeds 0 1
-    PYTHONPATH=. python bench/parity/compare_i2cl.py compare --run /work/parity-run sentiment-s0-i2cl ...
+    PYTHONPATH=. python bench/parity/compare_i2cl.py handover --run $PARITY_RUN sentiment spam --seeds 0 1
+    PYTHONPATH=. python bench/parity/compare_i2cl.py compare --run $PARITY_RUN sentiment-s0-i2cl ...
 
 `handover` writes ICL Lab's seeded `eval` split of each task (the same `split` call as `evaluate`), loaded as a
 classification task, under `data/<task>-s<seed>-i2cl/`: `train.json` the whole training part (ICL Lab's I2CL

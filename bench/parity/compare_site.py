@@ -1,6 +1,6 @@
 """ICL Lab's SITE beside its authors' code on the handed-over splits: accuracy item by item, and what was learnt.
 
-    PYTHONPATH=. python bench/parity/compare_site.py --run /work/parity-run sentiment-s0 sentiment-s1 ...
+    PYTHONPATH=. python bench/parity/compare_site.py --run $PARITY_RUN sentiment-s0 sentiment-s1 ...
 
 Each unit is a folder handover.py wrote (`data/<unit>`) that site_authors.py ran on (`site/<unit>/authors`).
 ICL Lab's SITE is built on the same split with the authors' settings (`MATCHED`, with the number of steps their

@@ -1,6 +1,6 @@
 """ICL Lab's task vector beside its authors' code on the handed-over splits: accuracy item by item, and what was learnt.
 
-    PYTHONPATH=. python bench/parity/compare_tv.py --run /work/parity-run sentiment-s0-tv antonyms-s0-tv ...
+    PYTHONPATH=. python bench/parity/compare_tv.py --run $PARITY_RUN sentiment-s0-tv antonyms-s0-tv ...
 
 Each unit is a folder handover.py wrote with `--method task-vector` (`data/<unit>`) that tv_authors.py ran on
 (`tv/<unit>/authors`). ICL Lab's task vector is built on the same split with the paper's 5 demonstrations per

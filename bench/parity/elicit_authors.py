@@ -1,8 +1,9 @@
 """Run ELICIT's authors' library-entry build (set up by elicit_setup.sh) on one handed-over split and keep what it made.
 
-    cd /work/parity-src/elicit && /work/venvs/parity-elicit/bin/python <repo>/bench/parity/elicit_authors.py \
-        --model /work/parity-run/smollm2-135m --data /work/parity-run/data --task sentiment-s0-elicit \
-        --out /work/parity-run/elicit/sentiment-s0-elicit/authors
+    cd $PARITY_SRC/patched/elicit && \
+        $PARITY_SRC/venvs/parity-elicit/bin/python <repo>/bench/parity/elicit_authors.py \
+        --model $PARITY_RUN/smollm2-135m --data $PARITY_RUN/data --task sentiment-s0-elicit \
+        --out $PARITY_RUN/elicit/sentiment-s0-elicit/authors
 
 Runs in the authors' environment, never in ICL Lab's. Their `compute_avg_hidden_state.py` runs unchanged, as
 their `scripts/collect_tv.sh` calls it (16 shots, the sweep on the `valid` split, `--test_nums 100`, weights 1.0

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # ELICIT's authors' code (LINs-lab/ELICIT) at a pinned commit, in a virtual environment of its own, with the few
 # changes it needs to run here on ICL Lab's prompts (bench/parity/README.md says why each is needed).
-#   MIRROR=<bare git dir of LINs-lab/ELICIT> BAUKIT=<bare git dir of davidbau/baukit> bench/parity/elicit_setup.sh
+#   bench/parity/elicit_setup.sh $PARITY_SRC/ELICIT $PARITY_SRC/baukit   (clones at their pinned commits: bench/parity/README.md)
 set -euo pipefail
 COMMIT=aa47dac4d6f9087453e6fed2738fea63e7871ca6  # LINs-lab/ELICIT, 2025-03-11, the newest
 BAUKIT_COMMIT=9d51abd51ebf29769aecc38c4cbef459b731a36e  # davidbau/baukit main, 2024-02-22 (they import baukit)
-SRC=${PARITY_SRC:-/work/parity-src}
-VENV=${PARITY_ELICIT_VENV:-/work/venvs/parity-elicit}
+REPO=${1:?usage: elicit_setup.sh CLONE_OF_ELICIT CLONE_OF_baukit}
+BAUKIT=${2:?usage: elicit_setup.sh CLONE_OF_ELICIT CLONE_OF_baukit}
+SRC=${PARITY_SRC:?set PARITY_SRC to the folder of the clones (bench/parity/README.md)}/patched
+VENV=${PARITY_ELICIT_VENV:-$PARITY_SRC/venvs/parity-elicit}
+. "$(dirname "$0")/check.sh"  # archive CLONE COMMIT DEST: the pinned files; check FILE PATTERN: the change above it applied
 E="$SRC/elicit"
 
-rm -rf "$E" "$SRC/baukit-elicit"
-mkdir -p "$E" "$SRC/baukit-elicit"
-git --git-dir="$MIRROR" archive "$COMMIT" | tar -x -C "$E"
-git --git-dir="$BAUKIT" archive "$BAUKIT_COMMIT" | tar -x -C "$SRC/baukit-elicit"
+archive "$REPO" "$COMMIT" "$E"
+archive "$BAUKIT" "$BAUKIT_COMMIT" "$SRC/baukit-elicit"
 
-. "$(dirname "$0")/check.sh"  # check FILE PATTERN: the change above it applied
 
 # 1. The prompt: ICL Lab's template ("Input: x\nOutput: y\n\n") in place of theirs ("Q: x\nA: y\n\n"). Their
 #    --prefixes argument is parsed but never passed on (get_mean_layer_activations, n_shot_eval and

@@ -1,8 +1,9 @@
 """Run the function vectors' authors' code (set up by fv_setup.sh) on one handed-over split and keep what it made.
 
-    cd /work/parity-src/function_vectors/src && /work/venvs/parity-fv/bin/python <repo>/bench/parity/fv_authors.py \
-        --model /work/parity-run/smollm2-135m --data /work/parity-run/data --task sentiment-s0-fv --seed 0 \
-        --out /work/parity-run/fv/sentiment-s0-fv/authors
+    cd $PARITY_SRC/patched/function_vectors/src && \
+        $PARITY_SRC/venvs/parity-fv/bin/python <repo>/bench/parity/fv_authors.py \
+        --model $PARITY_RUN/smollm2-135m --data $PARITY_RUN/data --task sentiment-s0-fv --seed 0 \
+        --out $PARITY_RUN/fv/sentiment-s0-fv/authors
 
 Runs in the authors' environment, never in ICL Lab's. Their own functions, unchanged, as their
 `compute_indirect_effect.py` and `evaluate_function_vector.py` call them, at ICL Lab's settings (10 shots, 24

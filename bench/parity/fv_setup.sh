@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
 # The function vectors' authors' code (ericwtodd/function_vectors) at a pinned commit, in a virtual environment of
 # its own, with the few changes it needs to run here on SmolLM2 (bench/parity/README.md says why each is needed).
-#   MIRROR=<bare git dir of ericwtodd/function_vectors> BAUKIT=<bare git dir of davidbau/baukit> bench/parity/fv_setup.sh
+#   bench/parity/fv_setup.sh $PARITY_SRC/function_vectors $PARITY_SRC/baukit   (clones at their pinned commits: bench/parity/README.md)
 set -euo pipefail
 COMMIT=fb9eac7b6dc707ea1475a717379916007fe448d5  # ericwtodd/function_vectors, 2026-04-30, the newest
 BAUKIT_COMMIT=9d51abd51ebf29769aecc38c4cbef459b731a36e  # davidbau/baukit main, 2024-02-22 (their @main)
-SRC=${PARITY_SRC:-/work/parity-src}
-VENV=${PARITY_FV_VENV:-/work/venvs/parity-fv}
+REPO=${1:?usage: fv_setup.sh CLONE_OF_function_vectors CLONE_OF_baukit}
+BAUKIT=${2:?usage: fv_setup.sh CLONE_OF_function_vectors CLONE_OF_baukit}
+SRC=${PARITY_SRC:?set PARITY_SRC to the folder of the clones (bench/parity/README.md)}/patched
+VENV=${PARITY_FV_VENV:-$PARITY_SRC/venvs/parity-fv}
+. "$(dirname "$0")/check.sh"  # archive CLONE COMMIT DEST: the pinned files; check FILE PATTERN: the change above it applied
 F="$SRC/function_vectors"
 
-rm -rf "$F" "$SRC/baukit-fv"
-mkdir -p "$F" "$SRC/baukit-fv"
-# Only src/: the mirror lacks a large blob under dataset_files/ (squad_val.json), and nothing here reads their data;
-# git still prints "invalid object ... squad_val.json" while it walks the tree, and exits 0 with src/ complete.
-git --git-dir="$MIRROR" archive "$COMMIT" src LICENSE README.md | tar -x -C "$F"
-git --git-dir="$BAUKIT" archive "$BAUKIT_COMMIT" | tar -x -C "$SRC/baukit-fv"
+# Only src/: nothing here reads their data
+archive "$REPO" "$COMMIT" "$F" src LICENSE README.md
+archive "$BAUKIT" "$BAUKIT_COMMIT" "$SRC/baukit-fv"
 
-. "$(dirname "$0")/check.sh"  # check FILE PATTERN: the change above it applied
 
 # 1. The model: load_gpt_model_and_tokenizer knows a model by a substring of its name; a local Llama checkpoint
 #    named smollm2 takes their Llama path (AutoModelForCausalLM, hooks on model.layers.{l}.self_attn.o_proj).

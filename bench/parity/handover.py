@@ -1,6 +1,6 @@
 """Hand ICL Lab's model and data to an authors' repository, in the formats their code reads (bench/parity/README.md).
 
-    python bench/parity/handover.py --out /work/parity-run sentiment antonyms --seeds 0 1 --n-test 24
+    python bench/parity/handover.py --out $PARITY_RUN sentiment antonyms --seeds 0 1 --n-test 24
 
 writes, under --out:
 - `<model>/` (e.g. `smollm2-135m/`): the model's checkpoint as transformers 4.x reads it. ICL Lab's cached copy

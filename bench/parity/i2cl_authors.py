@@ -1,8 +1,9 @@
 """Run I2CL's authors' pipeline (set up by i2cl_setup.sh) on one handed-over split and keep what it measured.
 
-    cd /work/parity-src/i2cl && /work/venvs/parity-i2cl/bin/python <repo>/bench/parity/i2cl_authors.py \
-        --model /work/parity-run/smollm2-135m --data /work/parity-run/data --task sentiment-s0-i2cl \
-        --out /work/parity-run/i2cl/sentiment-s0-i2cl/authors
+    cd $PARITY_SRC/patched/i2cl && \
+        $PARITY_SRC/venvs/parity-i2cl/bin/python <repo>/bench/parity/i2cl_authors.py \
+        --model $PARITY_RUN/smollm2-135m --data $PARITY_RUN/data --task sentiment-s0-i2cl \
+        --out $PARITY_RUN/i2cl/sentiment-s0-i2cl/authors
 
 Runs in the authors' environment, never in ICL Lab's. Their `run_i2cl.main` runs unchanged, with their
 `configs/config_i2cl.py` changed only where our data and model force it: the model (our checkpoint), the dataset

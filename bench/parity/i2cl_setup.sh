@@ -4,15 +4,15 @@
 # prompt template need no change to their code: i2cl_authors.py hands their pipeline a dataset class of their own
 # kind (a `BaseTask` over the handed-over records, with ICL Lab's template) and their config with ICL Lab's
 # example separator.
-#   MIRROR=<bare git dir of LzVv123456/I2CL> bench/parity/i2cl_setup.sh
+#   bench/parity/i2cl_setup.sh $PARITY_SRC/I2CL   (clones at their pinned commits: bench/parity/README.md)
 set -euo pipefail
 COMMIT=c2c6dd95bdaabf421fd390795576181b22a78287  # LzVv123456/I2CL, 2024-05-24, the newest
-SRC=${PARITY_SRC:-/work/parity-src}
-VENV=${PARITY_I2CL_VENV:-/work/venvs/parity-i2cl}
+REPO=${1:?usage: i2cl_setup.sh CLONE_OF_I2CL}
+SRC=${PARITY_SRC:?set PARITY_SRC to the folder of the clones (bench/parity/README.md)}/patched
+VENV=${PARITY_I2CL_VENV:-$PARITY_SRC/venvs/parity-i2cl}
+. "$(dirname "$0")/check.sh"  # archive CLONE COMMIT DEST: the pinned files
 
-rm -rf "$SRC/i2cl"
-mkdir -p "$SRC/i2cl"
-git --git-dir="$MIRROR" archive "$COMMIT" | tar -x -C "$SRC/i2cl"
+archive "$REPO" "$COMMIT" "$SRC/i2cl"
 
 patch() {  # patch FILE SED_EXPR EXPECTED: apply, then check that EXPECTED is now in FILE
   sed -i "$2" "$SRC/i2cl/$1"

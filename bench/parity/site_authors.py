@@ -1,8 +1,9 @@
 """Run SITE's authors' `eval.py` (set up by site_setup.sh) on one handed-over split and keep what it measured.
 
-    cd /work/parity-src/soft_injection && /work/venvs/parity-site/bin/python <repo>/bench/parity/site_authors.py \
-        --model /work/parity-run/smollm2-135m --data /work/parity-run/data --task sentiment-s0 \
-        --out /work/parity-run/site/sentiment-s0/authors
+    cd $PARITY_SRC/patched/soft_injection && \
+        $PARITY_SRC/venvs/parity-site/bin/python <repo>/bench/parity/site_authors.py \
+        --model $PARITY_RUN/smollm2-135m --data $PARITY_RUN/data --task sentiment-s0 \
+        --out $PARITY_RUN/site/sentiment-s0/authors
 
 Runs in the authors' environment, never in ICL Lab's. Their `eval_site` runs unchanged, with their script's
 settings (50 prompts of 10 shots, steps of batch 1 at lr 0.2; 400 steps unless --steps says fewer), seeded (their

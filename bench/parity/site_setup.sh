@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # SITE's authors' code (SNU-DRL/Soft_Injection) at a pinned commit, in a virtual environment of its own, with the
 # few changes it needs to run here (bench/parity/README.md says why each is needed).
-#   MIRROR=<bare git dir of SNU-DRL/Soft_Injection> BAUKIT=<bare git dir of davidbau/baukit> bench/parity/site_setup.sh
+#   bench/parity/site_setup.sh $PARITY_SRC/Soft_Injection $PARITY_SRC/baukit   (clones at their pinned commits: bench/parity/README.md)
 set -euo pipefail
 COMMIT=750f28cca54add31237bff56f2fc8cc4c2e1a6cf  # SNU-DRL/Soft_Injection, 2026-04-13
 BAUKIT_COMMIT=9d51abd51ebf29769aecc38c4cbef459b731a36e  # davidbau/baukit main, 2024-02-22 (their @main)
-SRC=${PARITY_SRC:-/work/parity-src}
-VENV=${PARITY_VENV:-/work/venvs/parity-site}
+REPO=${1:?usage: site_setup.sh CLONE_OF_Soft_Injection CLONE_OF_baukit}
+BAUKIT=${2:?usage: site_setup.sh CLONE_OF_Soft_Injection CLONE_OF_baukit}
+SRC=${PARITY_SRC:?set PARITY_SRC to the folder of the clones (bench/parity/README.md)}/patched
+VENV=${PARITY_VENV:-$PARITY_SRC/venvs/parity-site}
+. "$(dirname "$0")/check.sh"  # archive CLONE COMMIT DEST: the pinned files
 
-rm -rf "$SRC/soft_injection" "$SRC/baukit"
-mkdir -p "$SRC/soft_injection" "$SRC/baukit"
-git --git-dir="$MIRROR" archive "$COMMIT" | tar -x -C "$SRC/soft_injection"
-git --git-dir="$BAUKIT" archive "$BAUKIT_COMMIT" | tar -x -C "$SRC/baukit"
+archive "$REPO" "$COMMIT" "$SRC/soft_injection"
+archive "$BAUKIT" "$BAUKIT_COMMIT" "$SRC/baukit"
 
 # 1. CPU: every tensor is sent to 'cuda' by name.
 sed -i "s/'cuda'/'cpu'/g; s/\"cuda\"/\"cpu\"/g" "$SRC"/soft_injection/{models,utils,preprocess}.py

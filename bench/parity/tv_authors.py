@@ -1,8 +1,9 @@
 """Run the task vectors' authors' code (set up by tv_setup.sh) on one handed-over split and keep what it measured.
 
-    cd /work/parity-src/icl_task_vectors && /work/venvs/parity-tv/bin/python <repo>/bench/parity/tv_authors.py \
-        --model /work/parity-run/smollm2-135m --data /work/parity-run/data --task sentiment-s0-tv \
-        --out /work/parity-run/tv/sentiment-s0-tv/authors
+    cd $PARITY_SRC/patched/icl_task_vectors && \
+        $PARITY_SRC/venvs/parity-tv/bin/python <repo>/bench/parity/tv_authors.py \
+        --model $PARITY_RUN/smollm2-135m --data $PARITY_RUN/data --task sentiment-s0-tv \
+        --out $PARITY_RUN/tv/sentiment-s0-tv/authors
 
 Runs in the authors' environment, never in ICL Lab's. Their `run_task_vector` and `run_icl` run unchanged, as
 their `scripts/experiments/main.py` calls them: each validation and test item is one of their datasets, the item

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The task vectors' authors' code (roeehendel/icl_task_vectors) at a pinned commit, in a virtual environment of
 # its own, with the one change it needs to see ICL Lab's prompts (bench/parity/README.md says why).
-#   MIRROR=<bare git dir of roeehendel/icl_task_vectors> bench/parity/tv_setup.sh
+#   bench/parity/tv_setup.sh $PARITY_SRC/icl_task_vectors   (clones at their pinned commits: bench/parity/README.md)
 set -euo pipefail
 COMMIT=1da0db608c69662cecc1ee7352b84531c1acc435  # roeehendel/icl_task_vectors, 2023-10-30, the newest
-SRC=${PARITY_SRC:-/work/parity-src}
-VENV=${PARITY_TV_VENV:-/work/venvs/parity-tv}
+REPO=${1:?usage: tv_setup.sh CLONE_OF_icl_task_vectors}
+SRC=${PARITY_SRC:?set PARITY_SRC to the folder of the clones (bench/parity/README.md)}/patched
+VENV=${PARITY_TV_VENV:-$PARITY_SRC/venvs/parity-tv}
+. "$(dirname "$0")/check.sh"  # archive CLONE COMMIT DEST: the pinned files
 
-rm -rf "$SRC/icl_task_vectors"
-mkdir -p "$SRC/icl_task_vectors"
-# their code only: the mirror lacks the large result pickles, which nothing here reads
-git --git-dir="$MIRROR" archive "$COMMIT" core | tar -x -C "$SRC/icl_task_vectors"
+# their code only: nothing here reads their large result pickles under outputs/
+archive "$REPO" "$COMMIT" "$SRC/icl_task_vectors" core
 
 # The prompt: ICL Lab's template ("Input: x\nOutput: y\n\n") in place of theirs ("example:x->y\n"), set in their
 # FewShotFormat's defaults, which every one of their functions uses; the answer carries its leading space in the
