@@ -1,5 +1,8 @@
-"""A clean tree: what building, installing, testing and running ICL Lab leave in the checkout is ignored by git."""
+"""A clean tree: what building, installing, testing and running ICL Lab leave in the checkout is ignored by git, and
+no tracked file (nor a shipped artefact's metadata) names what only the machine it was made on has."""
 
+import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,3 +20,33 @@ def test_build_outputs_caches_and_local_data_are_ignored():
     result = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input="\n".join(LEFT_BEHIND),
                             capture_output=True, text=True)
     assert sorted(result.stdout.split()) == sorted(LEFT_BEHIND)
+
+
+# What only the machine a file was made on has: its folders, the tools of the sessions that worked there, documents
+# a reader cannot open. A user has a clone, $ICL_LAB_DATA (`icl-lab data fetch`), $PARITY_SRC and the papers.
+MACHINE = r"/work/|/opt/|/root/|\.mirror|design card|this machine|shared/data|fetch tool|`fetch` tool|search tool"
+# CI's one path: it clones into a folder with a copy of shared/ beside it (.ci/run says so where it sets this)
+CI_DATA = '.ci/run:export ICL_LAB_DATA="$(pwd)/../shared/data"'
+
+
+def tracked(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_no_tracked_file_names_a_machine_path_or_a_private_tool():
+    hits = tracked("grep", "-I", "-i", "-E", MACHINE, "--", ".", ":!tests/test_tree.py").splitlines()
+    assert [h for h in hits if not h.startswith(CI_DATA)] == []
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_no_shipped_safetensors_metadata_names_a_machine_path():
+    paths = tracked("ls-files", "*.safetensors").split()
+    assert paths, "no safetensors file is tracked"
+    found = {}
+    for path in paths:
+        with open(ROOT / path, "rb") as f:
+            header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+        found.update({f"{path}:{key}": re.findall(MACHINE, value, re.I)
+                      for key, value in header.get("__metadata__", {}).items() if re.search(MACHINE, value, re.I)})
+    assert found == {}
