@@ -51,15 +51,18 @@ def test_installed_package_carries_its_data(installed, tmp_path):
 
 
 def test_the_library_installs_without_the_pages_packages(installed):
-    """`pip install .` asks for no gradio, plotly or kaleido; `pip install ".[app]"` adds them."""
+    """`pip install .` asks for no gradio, plotly or kaleido, nor bitsandbytes; `pip install ".[app]"` adds the
+    page's three and `pip install ".[quant]"` the quantization backend."""
     (dist,) = installed.glob("icl_lab-*.dist-info")
     needs = [line.removeprefix("Requires-Dist: ") for line in (dist / "METADATA").read_text().splitlines()
              if line.startswith("Requires-Dist: ")]
-    page = {"gradio", "plotly", "kaleido"}
+    extras = {"app": {"gradio", "plotly", "kaleido"}, "quant": {"bitsandbytes"}}
     for need in needs:
         name = re.split(r"[<>=!~; \[]", need, maxsplit=1)[0].lower()
-        assert (name in page) == ('extra == "app"' in need), need
-    assert "torch<3,>=2.13" in needs and len([n for n in needs if 'extra == "app"' in n]) == len(page)
+        for extra, names in extras.items():
+            assert (name in names) == (f'extra == "{extra}"' in need), need
+    assert "torch<3,>=2.13" in needs and "bitsandbytes<1,>=0.48; extra == \"quant\"" in needs
+    assert len([n for n in needs if "extra == " in n]) == sum(map(len, extras.values()))
 
 
 def test_installed_app_serves_from_another_folder(installed, tmp_path, tiny_checkpoint):

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import platform
 import re
+import subprocess
+import sys
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -10,6 +16,7 @@ import pytest
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,6 +40,18 @@ def lock() -> dict[str, str]:
         assert spec.operator == "==", f"{req} is not an exact pin"
         pins[canonicalize_name(req.name)] = spec.version
     return pins
+
+
+def test_every_pin_is_a_public_version(lock):
+    """A local build (torch's `+cpu`) lives on its maker's own index only: a pip that reaches the public index alone
+    would find no such version."""
+    assert not [f"{name}=={v}" for name, v in lock.items() if Version(v).local is not None]
+
+
+def test_the_lock_pins_no_cuda_package(lock):
+    """The public Linux torch is the CUDA build, which asks for its nvidia-* packages itself; pinned here they would
+    be installed on the CPU machines too (gigabytes), where pip takes the CPU build of the same version."""
+    assert not [name for name in lock if name.startswith(("nvidia-", "cuda-")) or name == "triton"]
 
 
 def test_every_declared_range_is_pinned_inside_it(lock):
@@ -59,7 +78,10 @@ def test_the_lock_is_closed_and_is_what_runs(lock):
     pip would have to pick by itself (unpinned) fails here, not on a new user's machine."""
     env = default_environment()
     for name, version in lock.items():
-        assert metadata.version(name) == version, f"{name} {metadata.version(name)} installed, lock says {version}"
+        installed = Version(metadata.version(name))
+        # A local build satisfies the public pin (PEP 440), and pip prefers it: this machine's torch 2.13.0+cpu for
+        # the lock's torch==2.13.0. So the public part of the installed version is what must equal the pin.
+        assert Version(installed.public) == Version(version), f"{name} {installed} installed, lock says {version}"
         for line in metadata.requires(name) or []:
             need = Requirement(line)
             if need.marker is not None and not need.marker.evaluate({**env, "extra": ""}):
@@ -78,3 +100,71 @@ def test_ci_runs_the_readme_test_command_in_a_new_environment():
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_cmd in ci
     assert ci.index("rm -rf .venv") < ci.index(test_cmd)
+
+
+def _public_pip(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    """pip as a new user's: `--isolated` drops the PIP_* variables (this machine's find-links folder) and
+    PIP_CONFIG_FILE=devnull every config file (its extra indexes), which leaves pip's default index alone."""
+    return subprocess.run([sys.executable, "-m", "pip", "--isolated", *args], env={**os.environ,
+                          "PIP_CONFIG_FILE": os.devnull}, capture_output=True, text=True, timeout=timeout)
+
+
+def _resolve_lock(tmp_path: Path, *options: str) -> dict[str, dict]:
+    """The packages (report items by name) that `pip install -r requirements.lock` would install from the public index.
+
+    A dry run with fast-deps reads each wheel's metadata by HTTP range requests and downloads no wheel (the index
+    pages here do not offer the metadata files apart): seconds and megabytes, not the CUDA build's gigabytes."""
+    probe = _public_pip("index", "versions", "pip", timeout=120)
+    if probe.returncode != 0:
+        pytest.fail(f"the public package index cannot be reached, and this test needs it:\n{probe.stderr[-2000:]}")
+    report = tmp_path / "report.json"
+    start = time.monotonic()
+    run = _public_pip("install", "--dry-run", "--ignore-installed", "--no-cache-dir", "--use-feature=fast-deps",
+                      "--report", str(report), "-r", str(ROOT / "requirements.lock"), *options)
+    took = time.monotonic() - start
+    assert run.returncode == 0, f"the lock does not resolve on the public index:\n{run.stderr[-4000:]}"
+    fetched = [line.strip() for line in run.stdout.splitlines() if line.strip().startswith("Downloading ")]
+    assert not fetched and took < 300, f"a dry run of {took:.0f} s that downloaded whole wheels: {fetched[:5]}"
+    return {canonicalize_name(item["metadata"]["name"]): item for item in json.loads(report.read_text())["install"]}
+
+
+def _unpinned_needs(got: dict[str, dict], root: str, lock: dict[str, str]) -> set[str]:
+    """What `root` asks for, directly or through each other, that the lock does not pin (the extras it names too)."""
+    env, found, todo = default_environment(), set(), [(root, ("",))]
+    while todo:
+        name, extras = todo.pop()
+        for need in map(Requirement, got[name]["metadata"].get("requires_dist", [])):
+            dep = canonicalize_name(need.name)
+            wanted = need.marker is None or any(need.marker.evaluate({**env, "extra": e}) for e in extras)
+            if wanted and dep not in lock and (dep, *need.extras) not in found:
+                found.add((dep, *need.extras))
+                todo.append((dep, ("", *need.extras)))
+    return {dep for dep, *_ in found}
+
+
+@pytest.mark.slow
+def test_the_lock_resolves_on_the_public_index_alone(lock, tmp_path):
+    """README's install for a new user: every pin exists there, and pip adds only what torch itself asks for (on
+    Linux x86-64 the public torch is the CUDA build: its nvidia-* packages, which the lock leaves to torch)."""
+    got = _resolve_lock(tmp_path)
+    assert {name: got[name]["metadata"]["version"] for name in lock if name in got} == lock
+    extra = set(got) - set(lock)
+    assert extra == _unpinned_needs(got, "torch", lock), f"unpinned, and not torch's own: {sorted(extra)}"
+    if sys.platform == "linux" and platform.machine() == "x86_64":
+        assert any(name.startswith("nvidia-") for name in extra), "the public Linux torch is no longer the CUDA build"
+
+
+@pytest.mark.slow
+def test_every_pin_has_a_macos_arm64_wheel_and_the_lock_is_closed_there(lock, tmp_path):
+    """README's macOS line: each pin has a wheel for macOS 14 arm64 and CPython 3.11 (pip's --platform), and what
+    they ask for on macOS is pinned. pip still evaluates requirement markers for the machine it runs on (torch's
+    Linux-only CUDA packages would be asked for), so it resolves with --no-deps and the closure is checked here."""
+    got = _resolve_lock(tmp_path, "--no-deps", "--only-binary=:all:", "--platform", "macosx_14_0_arm64",
+                        "--python-version", "3.11", "--target", str(tmp_path / "target"))
+    assert {name: item["metadata"]["version"] for name, item in got.items()} == lock
+    mac = {**default_environment(), "sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "arm64",
+           "python_version": "3.11", "extra": ""}
+    for name, item in got.items():
+        for need in map(Requirement, item["metadata"].get("requires_dist", [])):
+            if need.marker is None or need.marker.evaluate(mac):
+                assert canonicalize_name(need.name) in lock, f"on macOS {name} needs {need}, which is not pinned"
