@@ -128,12 +128,15 @@ def _resolve_lock(tmp_path: Path, *options: str) -> dict[str, dict]:
     return {canonicalize_name(item["metadata"]["name"]): item for item in json.loads(report.read_text())["install"]}
 
 
-def _unpinned_needs(got: dict[str, dict], root: str, lock: dict[str, str]) -> set[str]:
-    """What `root` asks for, directly or through each other, that the lock does not pin (the extras it names too)."""
-    env, found, todo = default_environment(), set(), [(root, ("",))]
+def _torchs_platform_needs(got: dict[str, dict], lock: dict[str, str]) -> set[str]:
+    """What torch asks for on this platform only (a requirement with a marker: the CUDA build's packages on Linux),
+    and what those ask for in turn (the extras they name too), that the lock does not pin."""
+    env, found, todo = default_environment(), set(), [("torch", ("",))]
     while todo:
         name, extras = todo.pop()
         for need in map(Requirement, got[name]["metadata"].get("requires_dist", [])):
+            if name == "torch" and need.marker is None:
+                continue  # what torch needs everywhere is the lock's to pin
             dep = canonicalize_name(need.name)
             wanted = need.marker is None or any(need.marker.evaluate({**env, "extra": e}) for e in extras)
             if wanted and dep not in lock and (dep, *need.extras) not in found:
@@ -149,7 +152,7 @@ def test_the_lock_resolves_on_the_public_index_alone(lock, tmp_path):
     got = _resolve_lock(tmp_path)
     assert {name: got[name]["metadata"]["version"] for name in lock if name in got} == lock
     extra = set(got) - set(lock)
-    assert extra == _unpinned_needs(got, "torch", lock), f"unpinned, and not torch's own: {sorted(extra)}"
+    assert extra == _torchs_platform_needs(got, lock), f"unpinned, and not torch's own: {sorted(extra)}"
     if sys.platform == "linux" and platform.machine() == "x86_64":
         assert any(name.startswith("nvidia-") for name in extra), "the public Linux torch is no longer the CUDA build"
 
