@@ -79,7 +79,7 @@ def test_the_lock_is_closed_and_is_what_runs(lock):
     env = default_environment()
     for name, version in lock.items():
         installed = Version(metadata.version(name))
-        # A local build satisfies the public pin (PEP 440), and pip prefers it: this machine's torch 2.13.0+cpu for
+        # A local build satisfies the public pin (PEP 440), and pip prefers it: a CPU machine's torch 2.13.0+cpu for
         # the lock's torch==2.13.0. So the public part of the installed version is what must equal the pin.
         assert Version(installed.public) == Version(version), f"{name} {installed} installed, lock says {version}"
         for line in metadata.requires(name) or []:
@@ -103,7 +103,7 @@ def test_ci_runs_the_readme_test_command_in_a_new_environment():
 
 
 def _public_pip(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    """pip as a new user's: `--isolated` drops the PIP_* variables (this machine's find-links folder) and
+    """pip as a new user's: `--isolated` drops the PIP_* variables (a machine's own find-links folder) and
     PIP_CONFIG_FILE=devnull every config file (its extra indexes), which leaves pip's default index alone."""
     return subprocess.run([sys.executable, "-m", "pip", "--isolated", *args], env={**os.environ,
                           "PIP_CONFIG_FILE": os.devnull}, capture_output=True, text=True, timeout=timeout)
