@@ -13,7 +13,7 @@ import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.error import HTTPError, URLError
+from urllib.error import HTTPError
 from urllib.parse import quote
 from urllib.request import urlopen
 
@@ -90,7 +90,7 @@ def github_reader(repo: str, commit: str, base_url: str = RAW_URL) -> Read:
             if err.code == 404:
                 raise FileNotFoundError(f"{url}: not found (HTTP 404)") from None
             raise DataError(f"{url}: download failed (HTTP {err.code} {err.reason})") from None
-        except (URLError, TimeoutError, OSError) as err:
+        except OSError as err:  # URLError, a timeout, a reset connection
             raise DataError(f"{url}: download failed ({getattr(err, 'reason', err)})") from None
 
     return read
