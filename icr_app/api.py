@@ -29,6 +29,7 @@ from icr_app import suite_run as _suite
 from icr_app.analyses import REGISTRY as ANALYSES
 from icr_app.analyses import AnalysisSpec
 from icr_app.core import models as _models
+from icr_app.core.loading import LoadOptions
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, builtin_checkpoint
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import SHOTS
@@ -50,21 +51,28 @@ def wrap(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str |
     return _models.wrap(model, tokenizer, name)
 
 
-def load_model(name: str = DEFAULT_MODEL, dtype: str | None = None, device_map: str | None = None,
-               max_memory: str | None = None, offload_folder: str | None = None) -> LoadedModel:
+def load_model(name: str = DEFAULT_MODEL, options: LoadOptions | None = None, **fields: Any) -> LoadedModel:
     """A model ICL Lab loads and owns (frozen, on ICL Lab's attention for good): a built-in name
-    ("smollm2-135m", offline), a local checkpoint folder, or a hub id. `dtype`: "auto" (float32 on the CPU,
-    bfloat16 or float16 on a GPU), "float32", "bfloat16" or "float16"; `device_map`: "auto", "balanced",
-    "sequential", "cpu", "cuda" or a JSON file mapping modules to devices; `max_memory`: "0=20GiB,cpu=60GiB";
-    `offload_folder`: where weights that fit nowhere else go. `ModelTooLargeError` before a byte is read when the
-    model cannot fit where they put it."""
-    return _models.load_model(name, dtype=dtype, device_map=device_map, max_memory=max_memory,
-                              offload_folder=offload_folder)
+    ("smollm2-135m", offline), a .gguf file (dequantised once and cached by its content hash, its tokenizer from
+    the file), a local checkpoint folder, or a hub id; loaded as `options` say, with any of their fields given as
+    keywords in their place (`LoadOptions`):
+
+    - `dtype`: "auto" (float32 on the CPU, bfloat16 or float16 on a GPU), "float32", "bfloat16" or "float16";
+    - `device_map`: "auto", "balanced", "sequential", "cpu", "cuda" or a JSON file mapping modules to devices;
+      `max_memory`: "0=20GiB,cpu=60GiB"; `offload_folder`: where weights that fit nowhere else go;
+    - `quantization`: "4bit" or "8bit", the linear layers through bitsandbytes;
+    - `revision`, `trust_remote_code` (off unless asked), `local_files_only`: passed to `from_pretrained`;
+    - `attn_implementation`: the kernel ICL Lab's attention function calls when no method reads or changes the
+      attention, "sdpa" (default) or "eager".
+
+    `ModelTooLargeError` before a byte is read when the model cannot fit where they put it. The environment is
+    not read: `LoadOptions.from_env()` gives the options the ICL_LAB_* variables name."""
+    return _models.load_model(name, options, **fields)
 
 
 def checkpoint(name: str = DEFAULT_MODEL) -> Path:
-    """A built-in model as a checkpoint folder that `from_pretrained` reads, offline: made from its package's GGUF
-    file once (dequantised to fp32, cached under `ICL_LAB_CACHE`)."""
+    """A built-in model (or a .gguf file) as a checkpoint folder that `from_pretrained` reads, offline: made from
+    its GGUF file once (dequantised to fp32, cached under `ICL_LAB_CACHE`)."""
     return builtin_checkpoint(name)
 
 

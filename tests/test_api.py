@@ -16,6 +16,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 import icr_app as icl
 from icr_app.core.attention import ATTENTION
+from icr_app.core.loading import LoadOptions
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import REGISTRY
 
@@ -147,10 +148,11 @@ def test_evaluate_runs_once_per_seed_on_pairs(lm):
     assert [m["n"] for m in data["methods"].values()] == [12, 12]  # both seeds' items, pooled
 
 
-def test_load_model_takes_the_options_given_over_the_environment(tiny_checkpoint, monkeypatch):
-    monkeypatch.setenv("ICL_LAB_DTYPE", "float16")
-    assert icl.load_model(tiny_checkpoint, dtype="bfloat16").dtype == torch.bfloat16
-    assert icl.load_model(tiny_checkpoint).dtype == torch.float16
+def test_load_model_takes_the_options_given_over_the_options_object(tiny_checkpoint, monkeypatch):
+    monkeypatch.setenv("ICL_LAB_DTYPE", "float16")  # read at the edges only, never by load_model
+    from_env = LoadOptions.from_env()
+    assert icl.load_model(tiny_checkpoint, from_env, dtype="bfloat16").dtype == torch.bfloat16
+    assert icl.load_model(tiny_checkpoint, from_env).dtype == torch.float16
 
 
 def test_the_errors_a_user_catches_are_exported(lm, tmp_path):

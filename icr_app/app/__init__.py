@@ -18,6 +18,7 @@ from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
 from icr_app.app.i18n import APPLY_CHOICE, I18N, follow_choice, language_switch, t
 from icr_app.app.page import build_section
 from icr_app.app.tabs import anchors, icr, rank1, tour
+from icr_app.core.loading import LoadOptions
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
 from icr_app.core.tasks import MAX_BYTES
 from icr_app.methods import REGISTRY
@@ -26,10 +27,12 @@ METHOD_TABS = {"icr": icr.build_tab}  # the methods whose tab is Gradio code of 
 ANALYSIS_TABS = (anchors.build_tab, rank1.build_tab)
 
 
-def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
-    """The whole page over one loaded model (the tests pass a tiny one)."""
-    lm = load_model(lm or DEFAULT_MODEL) if not isinstance(lm, LoadedModel) else lm
-    ctx = AppContext(lm)
+def build_demo(lm: LoadedModel | str | None = None, options: LoadOptions | None = None) -> gr.Blocks:
+    """The whole page over one loaded model (the tests pass a tiny one); `options` load it, and every model the
+    page switches to, by name."""
+    options = options or LoadOptions()
+    lm = load_model(lm or DEFAULT_MODEL, options) if not isinstance(lm, LoadedModel) else lm
+    ctx = AppContext(lm, options)
     with gr.Blocks(title="ICL Lab", delete_cache=(1800, 3600)) as demo:
         switch = language_switch()
         gr.Markdown(t("intro"))
@@ -50,9 +53,10 @@ def build_demo(lm: LoadedModel | str | None = None) -> gr.Blocks:
     return demo
 
 
-def launch(model: LoadedModel | str | None = None, **kwargs) -> gr.Blocks:
-    """Queue and serve; `ICL_LAB_CONCURRENCY` answers run at once (they take turns on the model's lock)."""
-    demo = build_demo(model)
+def launch(model: LoadedModel | str | None = None, options: LoadOptions | None = None, **kwargs) -> gr.Blocks:
+    """Queue and serve (`options`: how models load, see `build_demo`); `ICL_LAB_CONCURRENCY` answers run at once
+    (they take turns on the model's lock)."""
+    demo = build_demo(model, options)
     demo.queue(default_concurrency_limit=int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), max_size=64)
     demo.launch(max_file_size=MAX_BYTES, i18n=I18N, head=f"<script>({APPLY_CHOICE})()</script>", **kwargs)
     return demo

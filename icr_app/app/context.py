@@ -27,6 +27,7 @@ import gradio as gr
 from icr_app.app.i18n import say
 from icr_app.app.messages import translated_error
 from icr_app.core.artefacts import ArtefactError
+from icr_app.core.loading import LoadOptions
 from icr_app.core.models import LoadedModel, installed_models, load_model, release
 from icr_app.core.progress import Cancelled
 from icr_app.core.scoring import LabelError
@@ -103,6 +104,7 @@ class AppContext:
     """
 
     lm: LoadedModel
+    options: LoadOptions = field(default_factory=LoadOptions)  # how `switch` loads a model (the CLI's flags)
     _cancel: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
     _memo: OrderedDict[tuple, Future] = field(default_factory=OrderedDict)
     _memo_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -122,7 +124,7 @@ class AppContext:
                 with self._memo_lock:
                     self._memo.clear()
                 gc.collect()
-                self.lm = load_model(name)
+                self.lm = load_model(name, self.options)
         return self.lm
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:

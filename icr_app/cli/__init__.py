@@ -9,7 +9,6 @@ library; none re-implements it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from icr_app import parallel
@@ -25,8 +24,7 @@ CANCELLED = 130  # the shell's status for a command stopped by Ctrl-C
 def cmd_app(args: argparse.Namespace) -> int:
     from icr_app.app import launch
 
-    os.environ.update(loading_options(args).env())  # the app loads (and switches) models with these
-    launch(args.model, server_name=args.host, server_port=args.port)
+    launch(args.model, loading_options(args), server_name=args.host, server_port=args.port)
     return 0
 
 

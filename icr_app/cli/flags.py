@@ -19,7 +19,7 @@ from typing import Any, Literal
 from tqdm import tqdm
 
 from icr_app.api import load_model
-from icr_app.core.loading import DTYPES, LoadOptions
+from icr_app.core.loading import DTYPES, KERNELS, QUANTIZATIONS, LoadOptions
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel
 from icr_app.core.tasks import Task, load_task
 from icr_app.methods import entry_config, parse_entry
@@ -53,10 +53,10 @@ def tqdm_progress(it: Iterable, desc: str = "", leave: bool = False, **kw: Any) 
     return tqdm(it, desc=desc, leave=leave, file=sys.stderr, **kw)
 
 
-def add_model_args(p: argparse.ArgumentParser, text: str = "built-in model name, local Hugging Face checkpoint "
-                   "folder, or hub id", default: str | None = DEFAULT_MODEL) -> None:
-    """The "model" group: `--model` and how it loads (`--dtype`, `--device-map`, `--max-memory`,
-    `--offload-folder`; unset, they fall back on the ICL_LAB_* variables)."""
+def add_model_args(p: argparse.ArgumentParser, text: str = "built-in model name, .gguf file, local Hugging Face "
+                   "checkpoint folder, or hub id", default: str | None = DEFAULT_MODEL) -> None:
+    """The "model" group: `--model` and how it loads (`LoadOptions`' fields as flags; unset, they fall back on
+    the ICL_LAB_* variables)."""
     group = p.add_argument_group("model")
     shown = f" (default: {default})" if default else ""
     group.add_argument("--model", default=default, help=text + shown)
@@ -74,19 +74,30 @@ def add_model_args(p: argparse.ArgumentParser, text: str = "built-in model name,
                        help="where weights that fit nowhere else are offloaded to disk "
                             "(default: $ICL_LAB_OFFLOAD_FOLDER)")
 
+    group.add_argument("--quantization", default=None, choices=QUANTIZATIONS,
+                       help="load the linear layers quantised by bitsandbytes, 4 or 8 bits an entry (some methods "
+                            "refuse a quantised model: docs/your-own-model.md) (default: $ICL_LAB_QUANTIZATION, "
+                            "else none)")
+    group.add_argument("--revision", default=None,
+                       help="a hub checkpoint's branch, tag or commit (default: $ICL_LAB_REVISION, else main)")
+    group.add_argument("--trust-remote-code", action="store_true", default=None,
+                       help="run the modelling code a hub checkpoint ships (default: $ICL_LAB_TRUST_REMOTE_CODE, "
+                            "else off)")
+    group.add_argument("--local-files-only", action="store_true", default=None,
+                       help="never reach the hub: local folders and the hub's local cache only "
+                            "(default: $ICL_LAB_LOCAL_FILES_ONLY, else off)")
+    group.add_argument("--attn-implementation", default=None, choices=KERNELS,
+                       help="the kernel ICL Lab's attention function calls where no method reads or changes the "
+                            "attention: sdpa, or eager (the attention as matrices) "
+                            "(default: $ICL_LAB_ATTN_IMPLEMENTATION, else sdpa)")
 
 def loading_options(args: argparse.Namespace) -> LoadOptions:
-    """The loading flags the user gave, over the ICL_LAB_* variables."""
-    return LoadOptions.from_env().given(**_loading_flags(args))
-
-
-def _loading_flags(args: argparse.Namespace) -> dict[str, str | None]:
-    return {"dtype": args.dtype, "device_map": args.device_map, "max_memory": args.max_memory,
-            "offload_folder": args.offload_folder}
+    """The loading flags the user gave, over the ICL_LAB_* variables (the one place the CLI reads them)."""
+    return LoadOptions.from_env().given(**{f.name: getattr(args, f.name) for f in dataclasses.fields(LoadOptions)})
 
 
 def model_from_args(args: argparse.Namespace) -> LoadedModel:
-    return load_model(args.model, **_loading_flags(args))
+    return load_model(args.model, loading_options(args))
 
 
 def add_task_args(p: argparse.ArgumentParser) -> None:

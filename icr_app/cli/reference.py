@@ -26,8 +26,9 @@ the two cannot disagree. Progress bars go to stderr, tables to stdout; a command
   they apply to every entry of that method, presets included.
 - `--seeds 0,1,2` means the same in `eval` and `suite`: each seed is a whole run (its own train/test split,
   demonstrations and builds), reported as the mean, its sd over seeds and a pooled interval.
-- The model flags (`--model`, `--dtype`, `--device-map`, `--max-memory`, `--offload-folder`) fall back on
-  `ICL_LAB_DTYPE`, `ICL_LAB_DEVICE_MAP`, `ICL_LAB_MAX_MEMORY` and `ICL_LAB_OFFLOAD_FOLDER` when not given.
+- The model's loading flags (`--dtype`, `--device-map`, `--max-memory`, `--offload-folder`, `--quantization`,
+  `--revision`, `--trust-remote-code`, `--local-files-only`, `--attn-implementation`) fall back on the variable
+  named after each (`ICL_LAB_DTYPE`, ..., `ICL_LAB_TRUST_REMOTE_CODE=1`) when not given.
 """
 
 
@@ -66,7 +67,8 @@ def _groups(parser: argparse.ArgumentParser) -> list[argparse._ArgumentGroup]:
                                                     for a in g._group_actions)]
 
 
-LOADING = ("--dtype", "--device-map", "--max-memory", "--offload-folder")  # shown once, under "Model loading"
+LOADING = ("--dtype", "--device-map", "--max-memory", "--offload-folder", "--quantization", "--revision",
+           "--trust-remote-code", "--local-files-only", "--attn-implementation")  # shown once, under "Model loading"
 
 
 def _loading(action: argparse.Action) -> bool:

@@ -1,10 +1,11 @@
 """One attention function for every model ICL Lab loads, registered once with transformers.
 
-`wrap` switches each loaded model to it. Without per-call data it is transformers' SDPA attention (with
-SDPA's mask builder), so the plain model is unchanged. A method or analysis that reads or changes attention
-passes an `AttentionEdit` as the forward keyword `attention_edit=`; transformers hands forward keywords down
-to every layer's attention call, so the edit reaches each layer while nothing about it is stored on the
-shared model.
+`wrap` switches each loaded model to it. Without per-call data it calls its kernel: transformers' SDPA attention
+(with SDPA's mask builder), so the plain model is unchanged, or, for a model loaded with
+`attn_implementation="eager"`, the attention as explicit matrices (`attention_weights`, what the edits
+compute). A method or analysis that reads or changes attention passes an `AttentionEdit` as the forward
+keyword `attention_edit=`; transformers hands forward keywords down to every layer's attention call, so the
+edit reaches each layer while nothing about it is stored on the shared model.
 
 An edit gets what the attention function gets: `query` (B, H, T, d) after RoPE, `key` and `value`
 (B, H_kv, S, d) before KV repetition, the mask as SDPA's builder made it (None when plain causal, else a
@@ -23,6 +24,7 @@ from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_f
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 ATTENTION = "icl_lab"
+ATTENTIONS = {"sdpa": ATTENTION, "eager": "icl_lab_eager"}  # ICL Lab's attention function by the kernel it calls
 
 
 class AttentionEdit(Protocol):
@@ -30,16 +32,14 @@ class AttentionEdit(Protocol):
                  attention_mask: torch.Tensor | None, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor | None]: ...
 
 
-def icl_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                  attention_mask: torch.Tensor | None, attention_edit: AttentionEdit | None = None,
-                  **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor | None]:
-    if attention_edit is None:
-        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
-    return attention_edit(module, query, key, value, attention_mask, **kwargs)
+def _icl_attention(kernel: AttentionEdit) -> AttentionEdit:
+    def icl_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                      attention_mask: torch.Tensor | None, attention_edit: AttentionEdit | None = None,
+                      **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor | None]:
+        edit = kernel if attention_edit is None else attention_edit
+        return edit(module, query, key, value, attention_mask, **kwargs)
 
-
-AttentionInterface.register(ATTENTION, icl_attention)
-AttentionMaskInterface.register(ATTENTION, sdpa_mask)
+    return icl_attention
 
 
 def additive_mask(attention_mask: torch.Tensor | None, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
@@ -70,3 +70,15 @@ def attend(weights: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
     """Weighted values in the (B, T, H, d) layout that the attention layers expect back."""
     out = torch.matmul(weights, repeat_kv(value, weights.shape[1] // value.shape[1]))
     return out.transpose(1, 2).contiguous()
+
+
+def _eager(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+           attention_mask: torch.Tensor | None, scaling: float | None = None,
+           **_: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    weights = attention_weights(query, key, attention_mask, scaling)
+    return attend(weights, value), weights
+
+
+for _name, _kernel in ((ATTENTION, sdpa_attention_forward), (ATTENTIONS["eager"], _eager)):
+    AttentionInterface.register(_name, _icl_attention(_kernel))
+    AttentionMaskInterface.register(_name, sdpa_mask)

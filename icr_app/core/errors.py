@@ -100,8 +100,17 @@ MESSAGES: dict[str, str] = {
     "model.not_builtin": "'{name}' is not a built-in model; built-in: {builtin}",
     "model.not_installed": "model '{name}' is not installed ({err}) and the hub is unreachable; install it with: "
                            "{hint}",
-    "model.unknown": "unknown model '{name}': not a built-in name, a local checkpoint directory, or a reachable hub "
-                     "id. Built-in: {builtin}",
+    "model.unknown": "unknown model '{name}': not a built-in name, a .gguf file, a local checkpoint directory, or a "
+                     "reachable hub id. Built-in: {builtin}",
+    "model.no_such_gguf": "{file}: no such GGUF file",
+    "model.bad_gguf": "{file}: not a GGUF file that transformers can read and dequantise (truncated, corrupted, or "
+                      "an architecture it does not convert): {err}",
+    "model.kernel": "unknown attention kernel '{kernel}': ICL Lab runs its own attention function, which calls one "
+                    "of {kernels}",
+    "model.quantization": "unknown quantisation '{quantization}'; expected one of {known}",
+    "model.quantized": "{what} cannot run on a model loaded with {quantization} quantisation: {why}; load the "
+                       "model without --quantization to run it",
+    "model.no_bitsandbytes": "--quantization {quantization} needs bitsandbytes; install it with: {install}",
     "model.unsupported": "ICL Lab does not know the '{model_type}' architecture; supported families: {families}",
     "model.too_large_all": "model {name} needs {need} on the devices allowed in {dtype} ({total} in all, estimated "
                            "from its config), but only {limit} is available there. Flags that would make it fit: "

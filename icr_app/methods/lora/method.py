@@ -97,6 +97,8 @@ def resident_targets(model: nn.Module, config: PeftConfig) -> None:
 def with_adapter(lm: LoadedModel, config: PeftConfig, seed: int = 0) -> tuple[LoadedModel, PeftModel]:
     """A private `LoadedModel` whose model carries fresh LoRA layers (B = 0, A seeded, dropout off), and their
     peft wrapper."""
+    lm.refuse_quantized("LoRA", "it trains on a private copy of the model's full-precision weights and merges its "
+                        "update into them")
     private = wrap(owned(private_copy(lm)), lm.tokenizer, lm.name)
     resident_targets(private.model, config)
     with seeded(seed, private.model):  # peft draws A from the global generator
