@@ -1,7 +1,7 @@
 """ICL Lab: zero-shot, few-shot and implicit in-context learning (SITE, ICR, ...) side by side.
 
 The public Python API (`icr_app.api`; README shows it at work): `load_model`, `wrap`, `checkpoint`, `build`,
-`load`, `evaluate`, `suite`, `register_method`, `method_specs`, `analysis_specs`; the types a user touches
+`load`, `export`, `evaluate`, `suite`, `register_method`, `method_specs`, `analysis_specs`; the types a user touches
 (`LoadedModel`, `Method`, `MethodSpec`, `Prediction`, `Task`, `SeedsReport`) and the errors to catch.
 """
 
@@ -10,6 +10,7 @@ from icr_app.api import (
     build,
     checkpoint,
     evaluate,
+    export,
     load,
     load_model,
     method_specs,
@@ -23,10 +24,12 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import Task, TaskError
 from icr_app.evaluation import SeedsReport
+from icr_app.methods import ExportError
 from icr_app.methods.base import BuildError, Method, MethodSpec, Prediction
 
 __version__ = "0.1.0"
 
-__all__ = ["ArtefactError", "ArtefactModelError", "BuildError", "Cancelled", "LoadedModel", "Method", "MethodSpec",
-           "ModelTooLargeError", "Prediction", "SeedsReport", "Task", "TaskError", "analysis_specs", "build",
-           "checkpoint", "evaluate", "load", "load_model", "method_specs", "register_method", "suite", "wrap"]
+__all__ = ["ArtefactError", "ArtefactModelError", "BuildError", "Cancelled", "ExportError", "LoadedModel", "Method",
+           "MethodSpec", "ModelTooLargeError", "Prediction", "SeedsReport", "Task", "TaskError", "analysis_specs",
+           "build", "checkpoint", "evaluate", "export", "load", "load_model", "method_specs", "register_method",
+           "suite", "wrap"]

@@ -97,9 +97,16 @@ def build(method: str, lm: LoadedModel, examples: Examples, *, seed: int = 0, sh
 
 
 def load(path: str | Path, lm: LoadedModel) -> Method:
-    """The built method a file holds (`Method.save`), ready to answer on `lm`; refuses a file made for another
-    model (`ArtefactModelError`)."""
+    """The built method a file holds (`Method.save`), or a PEFT LoRA adapter folder, ready to answer on `lm`;
+    refuses a file made for another model (`ArtefactModelError`) and an adapter ICL Lab cannot represent."""
     return _methods.load_method(path, lm)
+
+
+def export(method: Method, to: str, path: str | Path) -> Path:
+    """`method` as files a serving stack reads, at `path`: "peft", a PEFT adapter folder (a LoRA) that
+    `peft.PeftModel.from_pretrained(model, path)` loads and `load` reads back; "llama-cpp", a llama.cpp control
+    vector. `ExportError` saying why for a method that has no such form (docs/elsewhere.md)."""
+    return _methods.export_method(method, to, path)
 
 
 def evaluate(lm: LoadedModel, task: Examples, methods: Sequence[str], *, seeds: Sequence[int] = (0,),

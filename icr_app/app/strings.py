@@ -992,6 +992,25 @@ ZH: dict[str, str] = {
     "error.lora.config_fields": "LoRA 配置不可用：{fields} 缺失或类型不对",
     "error.lora.config": "LoRA 配置不可用：{err}",
     "error.lora.config_settings": "LoRA 配置含有 ICL Lab 不使用的设置：{settings}",
+    "error.peft.pickle": "{folder}：适配器的权重在 adapter_model.bin 中，这是 pickle 文件，ICL Lab 从不加载；请保存为 "
+                         "adapter_model.safetensors（peft 的 save_pretrained 默认如此）",
+    "error.peft.no_weights": "{folder}：adapter_config.json 旁边没有 adapter_model.safetensors",
+    "error.peft.bad_config": "{folder}：adapter_config.json 不是可读取的 JSON 对象：{err}",
+    "error.peft.not_lora": "{folder}：这是 {peft_type} 适配器；ICL Lab 只读取 LoRA 适配器",
+    "error.peft.tensor": "{folder}：张量 {name} 不是 LoRA 的 A 或 B 权重（嵌入层适配器、DoRA 幅度、"
+                         "另存的模块和偏置都无法应用）",
+    "error.peft.unpaired": "{folder}：{module} 有 lora_A 却没有对应的 lora_B，或者反过来",
+    "error.peft.no_module": "{folder}：适配器修改的 {module} 在模型 {model} 中不存在：它是为另一个基础模型制作的",
+    "error.peft.module_type": "{folder}：适配器修改的 {module} 是 {type}；ICL Lab 的 LoRA 只作用于线性层",
+    "error.peft.shape": "{folder}：{tensor} 的形状是 {found}，但模型 {model} 的 {module} 需要 {expected}："
+                        "适配器是为另一个基础模型或另一个秩制作的",
+    "error.export.unknown_format": "没有导出格式 '{format}'；可用格式：{formats}",
+    "error.export.not_peft": "{method} 无法写成 PEFT 适配器：PEFT 适配器保存的是 LoRA 权重，只有 {methods} 训练这种权重"
+                             "（见 docs/elsewhere.md）",
+    "error.export.not_control_vector": "{method} 无法写成 llama.cpp 控制向量：llama.cpp 在某个块之后、"
+                                       "在每个位置和每个生成的词元上向残差流加上同一个固定向量，而 {method} "
+                                       "以别的方式改变模型（有此导出的方法：{methods}；docs/elsewhere.md "
+                                       "说明每个方法改变的是什么）",
     "error.icr.no_folder": "ICR 路由器文件夹 {folder}：没有这个文件夹",
     "error.icr.not_in_folder": "文件夹 {folder} 中没有模型 {model} 的 ICR 路由器（其中的路由器：{there}）；可以用 "
                                "`{command}` 训练一个",

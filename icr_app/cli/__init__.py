@@ -12,12 +12,12 @@ import argparse
 import sys
 
 from icr_app import parallel
-from icr_app.cli import anchors, build, data, elicit, icr, prebuild, rank1, run
+from icr_app.cli import anchors, build, data, elicit, export, icr, prebuild, rank1, run
 from icr_app.cli.flags import add_model_args, command, loading_options
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import TaskError
 
-COMMANDS = (run, build, prebuild, icr, elicit, anchors, rank1, data)  # each module's add_commands adds its subcommands
+COMMANDS = (run, build, prebuild, icr, elicit, anchors, rank1, data, export)  # add_commands adds its subcommands
 CANCELLED = 130  # the shell's status for a command stopped by Ctrl-C
 
 

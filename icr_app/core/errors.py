@@ -83,6 +83,29 @@ MESSAGES: dict[str, str] = {
     "lora.config_fields": "unusable LoRA config: {fields} missing or mistyped",
     "lora.config": "unusable LoRA config: {err}",
     "lora.config_settings": "LoRA config with settings ICL Lab does not use: {settings}",
+    # a PEFT adapter folder read as a LoRA (methods.lora.peft_folder)
+    "peft.pickle": "{folder}: the adapter's weights are in adapter_model.bin, a pickle, which ICL Lab never loads; "
+                   "save them as adapter_model.safetensors (peft's save_pretrained does so by default)",
+    "peft.no_weights": "{folder}: no adapter_model.safetensors beside adapter_config.json",
+    "peft.bad_config": "{folder}: adapter_config.json is not a readable JSON object: {err}",
+    "peft.not_lora": "{folder}: a {peft_type} adapter; ICL Lab reads LoRA adapters only",
+    "peft.tensor": "{folder}: tensor {name} is not a LoRA A or B weight (embedding adapters, DoRA magnitudes, "
+                   "saved modules and biases cannot be applied)",
+    "peft.unpaired": "{folder}: {module} has a lora_A without its lora_B, or the reverse",
+    "peft.no_module": "{folder}: the adapter changes {module}, which model {model} does not have: it was made for "
+                      "another base model",
+    "peft.module_type": "{folder}: the adapter changes {module}, a {type}; ICL Lab's LoRA applies to linear layers "
+                        "only",
+    "peft.shape": "{folder}: {tensor} is {found}, but {module} of model {model} needs {expected}: the adapter was "
+                  "made for another base model, or with another rank",
+    # exports to serving stacks (methods.export_method)
+    "export.unknown_format": "no export format '{format}'; formats: {formats}",
+    "export.not_peft": "{method} cannot be written as a PEFT adapter: a PEFT adapter holds LoRA weights, which only "
+                       "{methods} trains (docs/elsewhere.md)",
+    "export.not_control_vector": "{method} cannot be written as a llama.cpp control vector: llama.cpp adds one fixed "
+                                 "vector to the residual stream after a block, at every position and every "
+                                 "generated token, and {method} changes the model otherwise (methods with this "
+                                 "export: {methods}; docs/elsewhere.md says what each method changes)",
     # ICR's router
     "icr.no_folder": "ICR router folder {folder}: no such folder",
     "icr.not_in_folder": "no ICR router for model {model} in {folder} (routers there: {there}); train one with "

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from icr_app.core.artefacts import ArtefactError, artefact_kind
+from icr_app.core.errors import UserError
 from icr_app.core.models import LoadedModel
 from icr_app.core.tasks import Task
 from icr_app.methods import (
@@ -32,6 +33,13 @@ from icr_app.methods.base import Method, MethodSpec, build_spec
 
 REGISTRY: dict[str, MethodSpec] = {}
 DEFAULT_PANELS = ("zero-shot", "few-shot", "site", "icr")
+# The serving stacks' formats a built method may be exported to (`MethodSpec.exports`), each with the error code
+# that says why a method has no export to it (docs/elsewhere.md)
+FORMATS = {"peft": "export.not_peft", "llama-cpp": "export.not_control_vector"}
+
+
+class ExportError(UserError):
+    """A method that cannot be written in the format asked for, or a format ICL Lab does not know."""
 
 
 def register(spec: MethodSpec) -> None:
@@ -88,10 +96,28 @@ def build_method(lm: LoadedModel, task: Task, entry: str, config: Any = None, **
 
 
 def load_method(path: str | Path, lm: LoadedModel) -> Method:
-    """The built method a file holds (any registered method's `Method.save`), ready to answer on `lm`; an
-    `ArtefactError` when it is not such a file or was made for another model."""
+    """The built method a file holds (any registered method's `Method.save`), or a serving stack's files that a
+    method's export reads back (a PEFT adapter folder), ready to answer on `lm`; an `ArtefactError` when it is not
+    such a file, was made for another model, or holds what the method cannot represent."""
+    for spec in REGISTRY.values():
+        for export in spec.exports.values():
+            if export.load is not None and export.reads is not None and export.reads(Path(path)):
+                return export.load(Path(path), lm)
     kind = artefact_kind(path)
     for spec in REGISTRY.values():
         if spec.artefact == kind and spec.load is not None:
             return spec.load(Path(path), lm)
     raise ArtefactError("artefact.unknown_kind", file=Path(path).name, kind=kind)
+
+
+def export_method(method: Method, to: str, path: str | Path) -> Path:
+    """Write `method` as format `to`'s files at `path` (one of `FORMATS`), through its spec's export; an
+    `ExportError` saying why when the method has none to that format."""
+    if to not in FORMATS:
+        raise ExportError("export.unknown_format", format=to, formats=", ".join(FORMATS))
+    spec = REGISTRY.get(method.name)
+    export = None if spec is None else spec.exports.get(to)
+    if export is None:
+        able = [name for name, s in REGISTRY.items() if to in s.exports]
+        raise ExportError(FORMATS[to], method=method.name, methods=", ".join(able) or "none")
+    return export.write(method, Path(path))

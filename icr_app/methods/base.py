@@ -240,6 +240,16 @@ def build_spec(spec: MethodSpec, lm: LoadedModel, task: Task, config: Any, *, en
 
 
 @dataclass(frozen=True)
+class Export:
+    """A built method as the files a serving stack reads (`icr_app.export`), and those files made elsewhere read
+    back as the method (`icr_app.load` of a path that `reads` recognises), when `load` is given."""
+
+    write: Callable[[Method, Path], Path]  # (method, path) -> the path written
+    reads: Callable[[Path], bool] | None = None
+    load: Callable[[Path, Any], Method] | None = None  # (path, lm) -> the method; refuses what it cannot represent
+
+
+@dataclass(frozen=True)
 class MethodSpec:
     """One registered method.
 
@@ -264,3 +274,4 @@ class MethodSpec:
     artefact: str | None = None  # the kind of a built method's file (`Method.save`), which `load_method` goes by
     load: Callable[[Path, Any], Method] | None = None  # (path, lm) -> the method; refuses another model's file
     view: MethodView | None = None
+    exports: Mapping[str, Export] = field(default_factory=dict)  # format (`methods.FORMATS`) -> its export

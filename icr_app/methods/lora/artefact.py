@@ -32,11 +32,13 @@ def config_json(config: LoraConfig) -> dict[str, Any]:
 
 
 # Written by peft for information; every other field of a stored config must be one that `peft_config` sets (of
-# its type) or peft's default, so a file cannot switch on a feature (DoRA, LoftQ, layer replication, ...) that
-# ICL Lab never tests.
+# its type) or peft's default (a field a file leaves out takes it, as peft reads it), so a file cannot switch on a
+# feature (DoRA, LoftQ, layer replication, ...) that ICL Lab never tests.
 _INFO_FIELDS = {"peft_version", "base_model_name_or_path", "revision", "inference_mode", "task_type", "auto_mapping"}
 _SET_FIELDS: dict[str, type | tuple[type, ...]] = {"r": int, "lora_alpha": (int, float), "lora_dropout": (int, float),
                                                   "target_modules": list, "fan_in_fan_out": bool}
+# How A and B were drawn before training: these leave the base weights alone (PiSSA, OLoRA, LoftQ, ... change them)
+_PLAIN_INITS = (True, False, "gaussian")
 
 
 def config_from_json(stored: dict[str, Any]) -> LoraConfig:
@@ -44,13 +46,14 @@ def config_from_json(stored: dict[str, Any]) -> LoraConfig:
     wrong = [k for k, kind in _SET_FIELDS.items() if not isinstance(stored.get(k), kind)]
     if wrong or not all(isinstance(t, str) for t in stored["target_modules"]):
         raise ArtefactError("lora.config_fields", fields=", ".join(wrong) or "target_modules")
+    stored = {**stored, "target_modules": sorted(stored["target_modules"])}  # a set, listed in any order
     try:
         config = LoraConfig(**{k: stored[k] for k in _SET_FIELDS})
     except (TypeError, ValueError) as err:
         raise ArtefactError("lora.config", err=str(err)) from None
     expected = config_json(config)
-    odd = sorted(k for k in stored.keys() | expected.keys()
-                 if k not in _INFO_FIELDS and stored.get(k) != expected.get(k))
+    odd = sorted(k for k in stored if k not in _INFO_FIELDS and stored[k] != expected.get(k)
+                 and not (k == "init_lora_weights" and stored[k] in _PLAIN_INITS))
     if odd:
         raise ArtefactError("lora.config_settings", settings=", ".join(odd))
     return config
@@ -58,8 +61,8 @@ def config_from_json(stored: dict[str, Any]) -> LoraConfig:
 
 @dataclass
 class LoraState(BuiltState):
-    """The adapter tensors (peft's LoRA A/B state dict, fp32 on CPU, each value an fp16 one: the file keeps
-    them in fp16), its peft config as JSON, and the model.
+    """The adapter tensors (peft's LoRA A/B state dict, fp32 on CPU; a built one's values are fp16 ones, which
+    the file keeps in fp16), its peft config as JSON, and the model.
 
     Its tensors are named and shaped by peft, not declared here: merging checks them against the model's layers."""
 
@@ -78,7 +81,8 @@ class LoraState(BuiltState):
         return sum(t.numel() for t in self.tensors.values())
 
     def stored_tensors(self) -> dict[str, torch.Tensor]:
-        return {k: v.half() for k, v in self.tensors.items()}
+        # fp16 halves the file, without rounding a value: an adapter trained elsewhere in fp32 stays fp32
+        return {k: v.half() if torch.equal(v.half().float(), v) else v for k, v in self.tensors.items()}
 
     def n_trained(self) -> int:
         return self.n_parameters  # every adapter tensor is trained
