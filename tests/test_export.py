@@ -119,6 +119,25 @@ def test_an_adapter_made_with_peft_answers_in_icl_lab_as_in_peft(lm, tmp_path):
     assert unchanged(lm, before)
 
 
+@pytest.mark.parametrize("family", ["gpt2", "gpt_neox", "phi3"])
+def test_fused_and_conv1d_projections_go_both_ways(family, tmp_path):
+    """GPT-2's Conv1D c_attn (fan_in_fan_out), GPT-NeoX's and Phi-3's fused qkv: ICL Lab's LoRA as peft answers it,
+    and peft's own adapter as ICL Lab answers it."""
+    flm = family_lm(family)
+    before = model_state(flm)
+    prompts = [f"Input: {q}\nOutput:" for q in QUERIES]
+    method = trained_looking(flm)
+    exported = logits(in_peft(flm, icl.export(method, "peft", tmp_path / "ours")), flm, prompts)
+    assert (exported - logits(method.tuned.lm.model, flm, prompts)).abs().max() < 1e-4
+    targets, conv1d = list(flm.adapter.family.lora_targets), flm.adapter.family.conv1d
+    folder = peft_folder(flm, tmp_path / "theirs", target_modules=targets, fan_in_fan_out=conv1d)
+    with icl.load(folder, flm).applied():
+        ours = logits(flm.model, flm, prompts)
+    theirs = logits(in_peft(flm, folder), flm, prompts)
+    assert (ours - theirs).abs().max() < 1e-4 and (theirs - logits(flm.model, flm, prompts)).abs().max() > 0.1
+    assert unchanged(flm, before)
+
+
 @pytest.mark.parametrize(("config", "refusal"), [
     ({"use_dora": True}, "use_dora"),
     ({"modules_to_save": ["lm_head"]}, "modules_to_save"),
