@@ -32,7 +32,7 @@ from icr_app.core import models as _models
 from icr_app.core.loading import LoadOptions
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, builtin_checkpoint
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import SHOTS
+from icr_app.core.prompts import SHOTS, PromptFormat
 from icr_app.core.tasks import Task, load_task, make_task
 from icr_app.evaluation import SeedsReport, evaluate_seeds
 from icr_app.methods.base import Method, MethodSpec
@@ -86,14 +86,15 @@ def examples_task(examples: Examples) -> Task:
 
 
 def build(method: str, lm: LoadedModel, examples: Examples, *, seed: int = 0, shots: int = SHOTS,
-          progress: Progress = no_progress, **config: Any) -> Method:
+          prompt_format: PromptFormat = "plain", progress: Progress = no_progress, **config: Any) -> Method:
     """Method `method` ("site", "task-vector", "site@paper": see `method_specs()`) learnt from `examples` on `lm`.
 
     `config` overrides fields of the method's config (`method_specs()[name].config`), e.g. `steps=10` for SITE;
-    `progress` wraps its loops (`tqdm` works). Raises `BuildError` when the method cannot serve the task."""
+    `prompt_format`: "plain" or "chat" (the model's chat template), which the method then answers in and its file
+    records; `progress` wraps its loops (`tqdm` works). Raises `BuildError` when the method cannot serve the task."""
     task = examples_task(examples)
     return _methods.build_method(lm, task, method, dataclasses.replace(_methods.entry_config(method), **config),
-                                 seed=seed, shots=shots, progress=progress)
+                                 seed=seed, shots=shots, prompt_format=prompt_format, progress=progress)
 
 
 def load(path: str | Path, lm: LoadedModel) -> Method:
@@ -111,25 +112,28 @@ def export(method: Method, to: str, path: str | Path) -> Path:
 
 def evaluate(lm: LoadedModel, task: Examples, methods: Sequence[str], *, seeds: Sequence[int] = (0,),
              n_test: int = 100, shots: int = SHOTS, batch_size: int = 16, configs: dict[str, Any] | None = None,
-             progress: Progress = no_progress) -> SeedsReport:
+             prompt_format: PromptFormat = "plain", progress: Progress = no_progress) -> SeedsReport:
     """Every method in `methods` (names or "name@preset") built on a train split of `task` and scored on the
     `n_test` held-out examples, once per seed (each its own split and builds), timed side by side: what
-    `icl-lab eval` prints. `configs` maps an entry to its config object (default: the entry's). A method that
+    `icl-lab eval` prints. `configs` maps an entry to its config object (default: the entry's); `prompt_format`:
+    every method's prompts as plain text or through the model's chat template ("chat"). A method that
     cannot serve the task is reported with its error (`report.failed`); `report.to_json()` is the CLI's JSON.
     Under `accelerate launch` the processes share the test items and all get the whole report."""
     return evaluate_seeds(lm, examples_task(task), list(methods), list(seeds), n_test=n_test, shots=shots,
-                          batch_size=batch_size, configs=configs, progress=progress, **parallel.scoring())
+                          batch_size=batch_size, configs=configs, progress=progress, prompt_format=prompt_format,
+                          **parallel.scoring())
 
 
 def suite(lm: LoadedModel, tasks: Sequence[str | Path | Task], methods: Sequence[str], *, out: str | Path,
           seeds: Sequence[int] = (0,), n_test: int = 100, shots: int = SHOTS, batch_size: int = 16,
-          configs: dict[str, Any] | None = None, progress: Progress = no_progress) -> dict[str, dict[str, Any]]:
+          configs: dict[str, Any] | None = None, prompt_format: PromptFormat = "plain",
+          progress: Progress = no_progress) -> dict[str, dict[str, Any]]:
     """`evaluate` over tasks (built-in names, task files, folders of them, `Task`s) × seeds, resumable: each
     finished task × method × seed is kept under `out`, which a later call reads back instead of running it again.
     Writes `out`'s summaries (summary.md, CSVs, figures when plotly is installed) and returns {task: its
     evaluation JSON over the seeds}, what `icl-lab suite` writes to OUT/TASK.json."""
     return _suite.run_suite(lm, tasks, methods, out=Path(out), seeds=seeds, n_test=n_test, shots=shots,
-                            batch_size=batch_size, configs=configs, progress=progress)
+                            batch_size=batch_size, configs=configs, progress=progress, prompt_format=prompt_format)
 
 
 def register_method(spec: MethodSpec) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Cancelled, Progress, no_progress
-from icr_app.core.prompts import SHOTS, Template
+from icr_app.core.prompts import SHOTS, PromptFormat, Template
 from icr_app.core.scoring import first_token_id
 from icr_app.core.tasks import Task, item_keys, split
 from icr_app.methods import build_method, parse_entry
@@ -56,6 +56,7 @@ class EvalReport:
     paired: list[dict[str, Any]] = field(default_factory=list)  # `stats.paired_comparisons` of the methods' items
     seeds: list[int] = field(default_factory=list)  # [seed]: the key a run over several seeds has too
     items: list[str] = field(default_factory=list)  # `core.tasks.item_keys` of the test items, in scoring order
+    prompt_format: str = "plain"  # how every method's prompts reached the model (`core.prompts.PROMPT_FORMATS`)
 
     def __post_init__(self) -> None:
         self.seeds = self.seeds or [self.seed]
@@ -75,7 +76,7 @@ def result_of(method: Method, preds: list[Prediction], test: Task, elapsed: floa
     """Accuracy, first-token accuracy and cost of a method's predictions on the test split."""
     lm = method.lm
     correct = [is_correct(p, y) for p, y in zip(preds, test.outputs)]
-    first_ok = [p.first_token == first_token_id(lm, y) for p, y in zip(preds, test.outputs)]
+    first_ok = [p.first_token == first_token_id(lm, y, method.template) for p, y in zip(preds, test.outputs)]
     n = len(preds)
     return MethodResult(
         accuracy=sum(correct) / n,
@@ -140,18 +141,21 @@ def evaluate(
     configs: dict[str, Any] | None = None,
     progress: Progress = no_progress,
     score: Scorer = score_interleaved,
+    prompt_format: PromptFormat = "plain",
 ) -> EvalReport:
     """Build each method on the train split and score it on the same seeded test split.
 
     `methods` are registry names or "name@preset" entries; results are keyed by entry. `configs` maps an
     entry to its config (default: the preset's, or the method's defaults). A method that raises while it is
     built or scored gets `error` set; a cancel (`Cancelled`) stops the whole run. `score` scores the built
-    methods on the test split (`parallel.sharded` spreads the items over processes).
+    methods on the test split (`parallel.sharded` spreads the items over processes). `prompt_format`: how every
+    method's prompts reach the model, demonstrations and queries alike: as plain text, or through the model's
+    chat template (docs/scoring.md).
     """
     specs = {entry: parse_entry(entry)[0] for entry in methods}
     configs = configs or {}
     train, test = eval_split(task, n_test, seed, shots)
-    answering = Answering.of(lm, train, template, task.labels)
+    answering = Answering.of(lm, train, template, task.labels, prompt_format)
     built: dict[str, Method] = {}
     results: dict[str, MethodResult] = {}
     build_s: dict[str, float] = {}
@@ -174,7 +178,8 @@ def evaluate(
             if res.latency_s is not None:
                 res.latency_ratio_to_zero_shot = res.latency_s / base.latency_s
     return EvalReport(task.name, lm.name, len(test.examples), seed, task.kind, results,
-                      dtype=dtype_name(lm.dtype), device_map=lm.device_map, items=item_keys(test))
+                      dtype=dtype_name(lm.dtype), device_map=lm.device_map, items=item_keys(test),
+                      prompt_format=prompt_format)
 
 
 def eval_split(task: Task, n_test: int, seed: int, shots: int) -> tuple[Task, Task]:
@@ -203,7 +208,8 @@ class SeedsReport:
         # a report read back from before items were recorded has none: its pairs then count as distinct items
         items = [key for run in self.runs for key in run.items] if all(run.items for run in self.runs) else []
         return {"task": first.task, "model": first.model, "dtype": first.dtype, "device_map": first.device_map,
-                "n_test": first.n_test, "kind": first.kind, "seeds": [run.seed for run in self.runs],
+                "n_test": first.n_test, "kind": first.kind, "prompt_format": first.prompt_format,
+                "seeds": [run.seed for run in self.runs],
                 "items": items, "methods": methods, "paired": paired_comparisons(pooled, items=items or None)}
 
 

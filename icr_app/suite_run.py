@@ -27,7 +27,7 @@ from icr_app.core.artefacts import private_name
 from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import SHOTS
+from icr_app.core.prompts import SHOTS, PromptFormat
 from icr_app.core.tasks import HF_PREFIX, Task, TaskError, item_keys, load_task
 from icr_app.core.taskspecs import Reported, TaskGroup, group_names, load_group
 from icr_app.evaluation import EvalReport, MethodResult, SeedsReport, eval_split, evaluate
@@ -133,13 +133,14 @@ class Run:
     shots: int
     batch_size: int
     progress: Progress
+    prompt_format: PromptFormat = "plain"
 
 
 def run_unit(lm: LoadedModel, name: str, task: Task, seed: int, todo: list[str], run: Run) -> list[dict[str, Any]]:
     """Evaluate one task × seed's unfinished methods and write each as its unit; returns the unit records."""
     entries = todo + [BASE] if BASE in run.methods and BASE not in todo else todo
     rep = evaluate(lm, task, entries, n_test=run.n_test, seed=seed, shots=run.shots, batch_size=run.batch_size,
-                   configs=run.configs, progress=run.progress)
+                   configs=run.configs, progress=run.progress, prompt_format=run.prompt_format)
     records = [{"task": name, "model": rep.model, "n_test": rep.n_test, "seed": seed, "kind": rep.kind,
                 "items": rep.items, "method": m, "result": asdict(rep.methods[m])} for m in todo]
     for rec in records:
@@ -174,7 +175,8 @@ def task_report(run: Run, name: str, task: Task, seeds: list[int]) -> dict[str, 
             raise ValueError(f"{unit_path(run.out, name, seed, run.methods[0]).parent}: the units were scored on "
                              "other test items than the task's split now gives: its data changed since they were "
                              "made; use another output folder (--out)")
-        runs.append(EvalReport(name, head["model"], head["n_test"], seed, head["kind"], results, items=items))
+        runs.append(EvalReport(name, head["model"], head["n_test"], seed, head["kind"], results, items=items,
+                               prompt_format=run.prompt_format))
     return SeedsReport(runs).to_json()
 
 
@@ -182,15 +184,18 @@ def settings(lm: LoadedModel, run: Run) -> dict[str, Any]:
     """What a unit's numbers depend on besides its task, method and seed (JSON-shaped, to compare with a file)."""
     configs = {m: asdict(run.configs[m]) for m in run.methods}
     return json.loads(json.dumps({"model": lm.name, "dtype": dtype_name(lm.dtype), "n_test": run.n_test,
-                                  "shots": run.shots, "configs": configs}, default=str))
+                                  "shots": run.shots, "prompt_format": run.prompt_format, "configs": configs},
+                                 default=str))
 
 
 def check_settings(out: Path, current: dict[str, Any]) -> None:
     """Refuse to mix units made under other settings into one output folder; record these (with any methods
     new to it) in OUT/settings.json."""
     path = out / "settings.json"
-    old = json.loads(path.read_text()) if path.exists() else {"configs": {}}
-    changed = [key for key in ("model", "dtype", "n_test", "shots") if key in old and old[key] != current[key]]
+    # a folder from before the prompt format was recorded holds plain prompts' units
+    old = {"prompt_format": "plain", **json.loads(path.read_text())} if path.exists() else {"configs": {}}
+    changed = [key for key in ("model", "dtype", "n_test", "shots", "prompt_format")
+               if key in old and old[key] != current[key]]
     changed += [f"{m}'s config" for m, c in current["configs"].items() if old["configs"].get(m, c) != c]
     if changed:
         raise ValueError(f"{out} holds results made with another {', '.join(changed)}: use another output folder "
@@ -201,14 +206,15 @@ def check_settings(out: Path, current: dict[str, Any]) -> None:
 
 def run_suite(lm: LoadedModel, tasks: Sequence[TaskSource], methods: Sequence[str], *, out: Path,
               seeds: Sequence[int] = (0,), n_test: int = 100, shots: int = SHOTS, batch_size: int = 16,
-              configs: dict[str, Any] | None = None, progress: Progress = no_progress) -> dict[str, dict[str, Any]]:
+              configs: dict[str, Any] | None = None, progress: Progress = no_progress,
+              prompt_format: PromptFormat = "plain") -> dict[str, dict[str, Any]]:
     """Run the unfinished units (this process's share of them under `accelerate launch`); the first process then
     writes every task's JSON and the summary. Returns {task: report} there, {} elsewhere. `configs` maps an entry
     to its config (default: the entry's, `methods.entry_config`)."""
     methods, seeds = list(methods), [int(s) for s in seeds]
     configs = configs or {}
     run = Run(methods, {m: configs.get(m) or entry_config(m) for m in [*methods, BASE]}, Path(out), n_test, shots,
-              batch_size, progress)
+              batch_size, progress, prompt_format)
     run.out.mkdir(parents=True, exist_ok=True)
     check_settings(run.out, settings(lm, run))
     read, unavailable = read_tasks(tasks)

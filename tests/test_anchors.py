@@ -69,7 +69,7 @@ def test_saliency_matches_finite_difference(monkeypatch):
     flow = prompt_saliency(lm, p, task.labels)
     layer = 1
     i, j = divmod(int(flow[layer].tril(-1).argmax()), len(p))
-    label_ids, gold = first_label_ids(lm, task.labels), torch.tensor([task.labels.index(p.query.output)])
+    label_ids, gold = first_label_ids(lm, task.labels, p.template), torch.tensor([task.labels.index(p.query.output)])
 
     def loss_with(eps: float) -> float:
         def scaled(module, query, key, value, attention_mask, scaling=None, **_):
@@ -156,7 +156,8 @@ def test_reweighting_zero_beta_is_identity_and_beta_gets_gradient(lm, task):
         plain = answer_logits(lm, demos, ps)
     logits = answer_logits(lm, demos, ps, reweighted(lm, beta, ps[0].label_tokens, demos.prefix_len))
     torch.testing.assert_close(logits, plain, atol=1e-4, rtol=1e-4)
-    label_loss(logits, first_label_ids(lm, task.labels), torch.zeros(len(ps), dtype=torch.long)).backward()
+    gold = torch.zeros(len(ps), dtype=torch.long)
+    label_loss(logits, first_label_ids(lm, task.labels, ps[0].template), gold).backward()
     assert beta.grad is not None and beta.grad.abs().sum() > 0
 
 

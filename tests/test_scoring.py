@@ -10,7 +10,7 @@ from tokenizers import normalizers
 from transformers import DynamicCache
 
 from icr_app.core import scoring
-from icr_app.core.prompts import answer_text
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import (
     LabelError,
     encode,
@@ -38,7 +38,7 @@ def test_label_probs_are_padding_invariant(lm):
 def _full_logprob(lm, prompt, label, end_id=None):
     """log p(label tokens [, end token] | prompt) from one plain forward pass of the whole sequence."""
     p_ids = lm.tokenizer(prompt)["input_ids"]
-    l_ids = lm.tokenizer(answer_text(label), add_special_tokens=False)["input_ids"]
+    l_ids = lm.tokenizer(Template().answer_text(label), add_special_tokens=False)["input_ids"]
     l_ids = l_ids + ([end_id] if end_id is not None else [])
     ids = torch.tensor([p_ids + l_ids])
     with torch.no_grad():
@@ -49,11 +49,11 @@ def _full_logprob(lm, prompt, label, end_id=None):
 @pytest.mark.parametrize("labels", [["new york", "new jersey", "boston"],
                                     ["new york", "new york city", "boston", "boston red sox", "paris"],
                                     ["1", "10", "11", "12", "2"]])
-@pytest.mark.parametrize("end", [None, "\n\n"])
-def test_colliding_first_tokens_use_full_sequence(lm, labels, end):
+@pytest.mark.parametrize("template", [None, Template()])  # no end token; the separator's
+def test_colliding_first_tokens_use_full_sequence(lm, labels, template):
     """Shared prefixes and labels that are prefixes of others ("1" of "10"): the trie's one pass equals each
     label scored alone, its end token included, so a short label is "it and stop", not a lower bound."""
-    ls = label_set(lm, labels, end=end)
+    ls = label_set(lm, labels, template)
     assert not ls.first_token_unique
     probs = score_labels(lm, PROMPTS, ls)
     ends = ls.end_ids or [None] * len(labels)
@@ -93,7 +93,7 @@ def test_sliding_window_models_score_long_prompts_per_label():
     equal each label scored alone."""
     gemma = family_lm("gemma3")
     labels = ["new york", "new york city", "boston"]
-    ls = label_set(gemma, labels, end="\n\n")
+    ls = label_set(gemma, labels, Template())
     for prompt in ("Input: x\nOutput:", "Input: a rather long sentence that is longer than the window\nOutput:"):
         probs = score_labels(gemma, [prompt], ls)[0]
         ref = torch.softmax(torch.tensor([_full_logprob(gemma, prompt, lab, e) for lab, e in zip(labels, ls.end_ids)]),
@@ -106,7 +106,7 @@ def test_per_label_scoring_copies_a_bounded_cache_and_gives_the_same_scores(monk
     one by one (a pass of one row per prompt) and score what they score all at once."""
     gemma = family_lm("gemma3")
     labels = ["new york", "new york city", "new jersey", "boston"]
-    ls = label_set(gemma, labels, end="\n\n")
+    ls = label_set(gemma, labels, Template())
     prompts = ["Input: a rather long sentence that is longer than the window\nOutput:", "Input: short one\nOutput:"]
     whole = score_labels(gemma, prompts, ls)
     monkeypatch.setattr(scoring, "CACHE_COPY_BYTES", 1)

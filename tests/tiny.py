@@ -33,8 +33,11 @@ def tiny_tokenizer() -> PreTrainedTokenizerFast:
     return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<eos>")
 
 
-def tiny_lm(seed: int = 0, n_layers: int = 4, n_heads: int = 4, n_kv_heads: int = 2) -> LoadedModel:
-    tok = tiny_tokenizer()
+def tiny_lm(seed: int = 0, n_layers: int = 4, n_heads: int = 4, n_kv_heads: int = 2,
+            tok: PreTrainedTokenizerFast | None = None) -> LoadedModel:
+    """The tiny Llama-style model; `tok`: another tokenizer than `tiny_tokenizer()` (e.g. one given a chat
+    template), its vocabulary sizing the model."""
+    tok = tok or tiny_tokenizer()
     torch.manual_seed(seed)
     cfg = LlamaConfig(
         vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=n_layers,

@@ -77,7 +77,7 @@ from icr_app.analyses.anchors.prompt import AnchorPrompt, first_label_ids
 from icr_app.analyses.anchors.reweighting import reweight_experiment, reweighted, training_examples
 from icr_app.analyses.anchors.saliency import FLOWS, flow_scores, information_flow, task_prompts
 from icr_app.core.models import LoadedModel, load_model
-from icr_app.core.prompts import SHOTS, Template, answer_text
+from icr_app.core.prompts import SHOTS, Template
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import Task, builtin_task, split
 from icr_app.stats import paired
@@ -116,7 +116,7 @@ def handover(lm: LoadedModel, run: Path, name: str, seed: int, n_test: int, anal
     folder.mkdir(parents=True, exist_ok=True)
     files = {
         "train.json": records(train.examples), "test.json": records(test.examples),
-        "prompts.json": [p.text for p in prompts], "labels.json": [answer_text(label) for label in labels],
+        "prompts.json": [p.text for p in prompts], "labels.json": [Template().answer_text(label) for label in labels],
         "authors-train.json": [{"text": e.input, "label": labels.index(e.output)} for e in pool],
         "authors-test.json": [{"text": p.query.input, "label": labels.index(p.query.output), "item": i}
                               | ({} if shared else {"demos": [pool.index(d) for d in p.demos]})

@@ -966,6 +966,10 @@ ZH: dict[str, str] = {
     "error.spec.label_outside": "任务规格 {spec}，划分“{split}”：标签值 {values} 不在标签词表中（{labels}）",
     "error.label.no_tokens": "标签“{label}”分词后为空",
     "error.label.same_tokens": "标签“{a}”和“{b}”分词后是相同的词元，模型无法区分它们；请重命名其中一个",
+    "error.prompt.no_chat_template": "模型 {model} 没有对话模板，无法以对话格式提示；"
+                                     "请使用 --prompt-format plain（prompt_format=\"plain\"）",
+    "error.prompt.other_format": "这个{what}是在 {built} 格式的提示上得到的，而本次运行要求 {asked} 格式的提示；"
+                                 "请用 --prompt-format {built} 运行",
     "error.label.site_first_token": "SITE 的首词元目标无法区分第一个词元相同的标签；请使用整个答案的目标"
                                     "（--site-objective answer），或重命名一个标签",
     "error.label.anchors_first_token": "锚点分析只看答案的第一个词元，而有两个标签的第一个词元相同；请重命名标签，"

@@ -14,25 +14,36 @@ from icr_app.analyses.anchors.confusion import confusion_experiment
 from icr_app.analyses.anchors.isolation import isolation_experiment, rows_to_json
 from icr_app.analyses.anchors.reweighting import reweight_experiment
 from icr_app.analyses.anchors.saliency import FLOWS, describe, information_flow, task_prompts
-from icr_app.cli.flags import add_analysis_args, command, model_from_args, task_from_args, tqdm_progress
+from icr_app.cli.flags import (
+    add_analysis_args,
+    add_prompt_format,
+    command,
+    model_from_args,
+    task_from_args,
+    tqdm_progress,
+)
 from icr_app.core.models import LoadedModel
 from icr_app.core.prompts import Template
 from icr_app.core.tasks import Task, TaskError
 
 
-def _setup(args: argparse.Namespace) -> tuple[LoadedModel, Task]:
+def _setup(args: argparse.Namespace) -> tuple[LoadedModel, Task, Template]:
     task = task_from_args(args)
     if task.kind != "classification":
         raise TaskError("task.classification_only", file=task.name)
-    return model_from_args(args), task
+    lm = model_from_args(args)
+    return lm, task, Template().in_format(args.prompt_format, lm.tokenizer)
 
 
-def _command(run: Callable[[argparse.Namespace, LoadedModel, Task], Any]) -> Callable[[argparse.Namespace], int]:
-    """The subcommand: load the task and the model, run the experiment (it prints its table), write its JSON."""
+Experiment = Callable[[argparse.Namespace, LoadedModel, Task, Template], Any]
+
+
+def _command(run: Experiment) -> Callable[[argparse.Namespace], int]:
+    """The subcommand: load the task, the model and the prompt's template, run the experiment (it prints its
+    table), write its JSON."""
 
     def command(args: argparse.Namespace) -> int:
-        lm, task = _setup(args)
-        payload = run(args, lm, task)
+        payload = run(args, *_setup(args))
         if args.json:
             Path(args.json).write_text(json.dumps(payload, indent=2))
         return 0
@@ -40,8 +51,8 @@ def _command(run: Callable[[argparse.Namespace, LoadedModel, Task], Any]) -> Cal
     return command
 
 
-def flow(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
-    prompts = task_prompts(lm, task, args.n_prompts, args.shots, args.seed)
+def flow(args: argparse.Namespace, lm: LoadedModel, task: Task, template: Template) -> Any:
+    prompts = task_prompts(lm, task, args.n_prompts, args.shots, args.seed, template)
     res = information_flow(lm, task, prompts, partial(args.progress, desc="prompts"))
     norm = res.normalised()
     print(f"task={task.name} model={lm.name} prompts={res.n_prompts} mean tokens={res.mean_tokens:.0f} "
@@ -53,8 +64,8 @@ def flow(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     return res.to_json()
 
 
-def isolate(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
-    prompts = task_prompts(lm, task, args.n_test, args.shots, args.seed)
+def isolate(args: argparse.Namespace, lm: LoadedModel, task: Task, template: Template) -> Any:
+    prompts = task_prompts(lm, task, args.n_test, args.shots, args.seed, template)
     rows = isolation_experiment(lm, prompts, task.labels, k=args.k, seed=args.seed, batch_size=args.batch_size,
                                 progress=partial(args.progress, desc="conditions"))
     print(f"task={task.name} model={lm.name} n={len(prompts)} K={args.k}")
@@ -64,8 +75,7 @@ def isolate(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     return {"task": task.name, "model": lm.name, "n": len(prompts), "k": args.k, "rows": rows_to_json(rows)}
 
 
-def reweight(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
-    template = Template()
+def reweight(args: argparse.Namespace, lm: LoadedModel, task: Task, template: Template) -> Any:
     train, prompts = fixed_demo_prompts(lm, task, args.n_test, None, args.seed, template)
     res = reweight_experiment(lm, task, train, prompts, template, per_class=args.per_class, epochs=args.epochs,
                               lr=args.lr, seed=args.seed, batch_size=args.batch_size,
@@ -75,8 +85,8 @@ def reweight(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     return res.to_json()
 
 
-def compress(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
-    _, prompts = fixed_demo_prompts(lm, task, args.n_test, args.shots, args.seed, Template())
+def compress(args: argparse.Namespace, lm: LoadedModel, task: Task, template: Template) -> Any:
+    _, prompts = fixed_demo_prompts(lm, task, args.n_test, args.shots, args.seed, template)
     res = compression_experiment(lm, task, prompts, args.batch_size, partial(args.progress, desc="batches"))
     print(f"task={task.name} model={lm.name} n={res.n} demonstration tokens={res.prefix_tokens}")
     print(f"{'variant':<14} {'cached':>6} {'accuracy':>8} {'loyalty':>8} {'seconds':>8} {'speed-up':>8}")
@@ -86,8 +96,8 @@ def compress(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
     return res.to_json()
 
 
-def confusion(args: argparse.Namespace, lm: LoadedModel, task: Task) -> Any:
-    prompts = task_prompts(lm, task, args.n_test, args.shots, args.seed)
+def confusion(args: argparse.Namespace, lm: LoadedModel, task: Task, template: Template) -> Any:
+    prompts = task_prompts(lm, task, args.n_test, args.shots, args.seed, template)
     res = confusion_experiment(lm, task.name, prompts, task.labels, args.layer, args.rank, args.batch_size,
                                partial(args.progress, desc="batches"))
     corr = "n/a (needs 3+ label pairs)" if res.correlation is None else f"{res.correlation:.3f}"
@@ -107,6 +117,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
             n_help: str = "held-out queries scored") -> argparse.ArgumentParser:
         p = command(sub, name, help_, f"icl-lab {name} --data sentiment {n_flag} {n_default} --json {name}.json")
         add_analysis_args(p)
+        add_prompt_format(p)
         p.add_argument(n_flag, type=int, default=n_default, help=f"{n_help} (default: {n_default})")
         p.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default: 8)")
         p.add_argument("--json", default=None, help="write the numbers to this JSON file")

@@ -15,6 +15,7 @@ from functools import partial
 from icr_app.cli.flags import (
     add_method_flags,
     add_model_args,
+    add_prompt_format,
     add_seed,
     add_task_args,
     command,
@@ -39,7 +40,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     task = task_from_args(args)
     config = method_config(args, args.method)
     method = build_method(model_from_args(args), task, args.method, config, seed=args.seed, shots=args.shots,
-                          progress=partial(tqdm_progress, desc=args.method))
+                          prompt_format=args.prompt_format, progress=partial(tqdm_progress, desc=args.method))
     path = method.save(args.out)
     print(f"{args.method} built from {task.name} ({len(task.inputs)} examples) in {method.build_s:.1f}s, "
           f"{method.stored_parameters} stored parameters -> {path}")
@@ -57,6 +58,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     add_seed(p, "seed of the method's own sampling (demonstrations, initialisation)")
     p.add_argument("--shots", type=int, default=SHOTS,
                    help=f"demonstrations per few-shot prompt, for the methods that show ICL prompts (default: {SHOTS})")
+    add_prompt_format(p)
     add_model_args(p)
     for name in savable():
         add_method_flags(p, REGISTRY[name])

@@ -21,6 +21,7 @@ from tqdm import tqdm
 from icr_app.api import load_model
 from icr_app.core.loading import DTYPES, KERNELS, QUANTIZATIONS, LoadOptions
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel
+from icr_app.core.prompts import PROMPT_FORMATS
 from icr_app.core.tasks import Task, load_task
 from icr_app.methods import entry_config, parse_entry
 from icr_app.methods.base import MethodSpec
@@ -113,6 +114,14 @@ def add_task_args(p: argparse.ArgumentParser) -> None:
 
 def task_from_args(args: argparse.Namespace) -> Task:
     return load_task(args.data, args.input_col, args.output_col, args.task_type)
+
+
+def add_prompt_format(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--prompt-format`: how every prompt of the command reaches the model, demonstrations and queries alike."""
+    p.add_argument("--prompt-format", default="plain", choices=PROMPT_FORMATS,
+                   help="plain: the template's text as it is; chat: each query a user turn of the model's own chat "
+                        "template, each demonstration a user turn answered by an assistant turn (docs/scoring.md) "
+                        "(default: plain)")
 
 
 def add_analysis_args(p: argparse.ArgumentParser) -> None:

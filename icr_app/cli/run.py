@@ -16,6 +16,7 @@ from icr_app import parallel
 from icr_app.cli.flags import (
     add_method_flags,
     add_model_args,
+    add_prompt_format,
     add_task_args,
     comma_list,
     command,
@@ -48,6 +49,7 @@ def run_flags() -> argparse.ArgumentParser:
                        help="demonstrations per few-shot prompt (few-shot, and the methods that show ICL prompts) "
                             f"(default: {SHOTS})")
     group.add_argument("--batch-size", type=int, default=16, help="queries per forward pass (default: 16)")
+    add_prompt_format(group)
     for spec in REGISTRY.values():
         add_method_flags(p, spec)
     return p
@@ -116,7 +118,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     task, configs = task_from_args(args), _configs(args)  # bad input stops here, before the model loads
     report = icl.evaluate(model_from_args(args), task, args.methods, seeds=args.seeds, n_test=args.n_test,
                           shots=args.shots, batch_size=args.batch_size, configs=configs,
-                          progress=partial(tqdm_progress, desc="batches"))
+                          prompt_format=args.prompt_format, progress=partial(tqdm_progress, desc="batches"))
     if parallel.is_main():
         if parallel.launched():
             print(f"test items split over {parallel.state().num_processes} processes", file=sys.stderr)
@@ -132,7 +134,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
     configs = _configs(args)  # an unknown method or preset stops here, before the model loads
     reports = icl.suite(model_from_args(args), args.tasks, args.methods, out=args.out, seeds=args.seeds,
                         n_test=args.n_test, shots=args.shots, batch_size=args.batch_size, configs=configs,
-                        progress=tqdm_progress)
+                        prompt_format=args.prompt_format, progress=tqdm_progress)
     if reports:
         print((args.out / "summary.md").read_text())
     failed = any(m["error"] is not None for rep in reports.values() for m in rep["methods"].values())

@@ -59,6 +59,11 @@ MESSAGES: dict[str, str] = {
     "label.anchors_first_token": "the anchors analyses score the first answer token, and two labels share it; "
                                  "rename the labels so that their first tokens differ",
     "label.unmatched": "a demonstration's label matched no token; is the label empty?",
+    # the prompt format (core.prompts)
+    "prompt.no_chat_template": "model {model} has no chat template, so it cannot be prompted in the chat format; "
+                               "use --prompt-format plain (prompt_format=\"plain\")",
+    "prompt.other_format": "this {what} was made on {built} prompts, and this run asks for {asked} prompts; run it "
+                           "with --prompt-format {built}",
     # an artefact file (core.artefacts, a method's built state)
     "artefact.unreadable": "{file}: not a readable ICL Lab file: {err}",
     "artefact.corrupted": "{file}: not a readable ICL Lab file (corrupted or truncated?): {err}",

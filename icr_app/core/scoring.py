@@ -24,7 +24,7 @@ from transformers import DynamicCache
 from icr_app.core.adapter import Adapter
 from icr_app.core.errors import UserError
 from icr_app.core.models import LoadedModel
-from icr_app.core.prompts import answer_text
+from icr_app.core.prompts import Template
 
 # A pass that runs rows over copies of cached prompts (one per label, per variant) copies at most this much: 16
 # few-shot prompts of 1,000 tokens on Gemma-3-270M are 0.6 GB of cache, and a copy per label of 14 is 8 GB.
@@ -97,9 +97,10 @@ def prefill(lm: LoadedModel, enc: Encoded, cache: DynamicCache | None = None,
 class LabelSet:
     """Candidate answers and their token ids; full-sequence scoring when first tokens collide.
 
-    `end_ids` holds, per label, the token that ends the answer (the first token of the template's separator
-    after it). Full-sequence scores include it, so a label that is a prefix of another (" 1" of " 10") is
-    "1 and stop" rather than a free lower bound, and either can win.
+    `end_ids` holds, per label, the token that ends the answer (the first token of what the template writes
+    after an answer: its separator, or the chat template's end of turn). Full-sequence scores include it, so a
+    label that is a prefix of another (" 1" of " 10") is "1 and stop" rather than a free lower bound, and either
+    can win.
     """
 
     labels: tuple[str, ...]
@@ -123,10 +124,11 @@ class LabelSet:
         return tuple(ids + (end,) for ids, end in zip(self.token_ids, self.end_ids))
 
 
-def label_set(lm: LoadedModel, labels: list[str], end: str | None = None) -> LabelSet:
-    """The labels' token ids (LabelError when two are the same tokens); with `end` (the text that follows an
-    answer, e.g. the template's separator), also each label's end token."""
-    ids = [tuple(lm.tokenizer(answer_text(lab), add_special_tokens=False)["input_ids"]) for lab in labels]
+def label_set(lm: LoadedModel, labels: list[str], template: Template | None = None) -> LabelSet:
+    """The labels' token ids as answers in `template`'s format (LabelError when two are the same tokens); with a
+    template, also each label's end token (`Template.answer_end`). No template: plain answers, no end tokens."""
+    answer = (template or Template()).answer_text
+    ids = [tuple(lm.tokenizer(answer(lab), add_special_tokens=False)["input_ids"]) for lab in labels]
     seen: dict[tuple[int, ...], str] = {}
     for lab, t in zip(labels, ids):
         if not t:
@@ -134,12 +136,12 @@ def label_set(lm: LoadedModel, labels: list[str], end: str | None = None) -> Lab
         if t in seen:
             raise LabelError("label.same_tokens", a=seen[t], b=lab)
         seen[t] = lab
-    end_ids = None
+    end_ids, end = None, template and template.answer_end
     if end:
         alone = lm.tokenizer(end, add_special_tokens=False)["input_ids"][0]
         end_ids = []
         for lab, t in zip(labels, ids):  # the tokenizer may merge the label's end with the separator
-            joined = lm.tokenizer(answer_text(lab) + end, add_special_tokens=False)["input_ids"]
+            joined = lm.tokenizer(answer(lab) + end, add_special_tokens=False)["input_ids"]
             end_ids.append(joined[len(t)] if tuple(joined[: len(t)]) == t and len(joined) > len(t) else alone)
         end_ids = tuple(end_ids)
     return LabelSet(tuple(labels), tuple(ids), end_ids)
@@ -321,10 +323,11 @@ class Generation:
 @torch.no_grad()
 def generate(
     lm: LoadedModel, prompts: list[str], max_new_tokens: int, intervention: Intervention | None = None,
-    decode_intervention: Intervention | None = None,
+    decode_intervention: Intervention | None = None, stop: int | None = None,
 ) -> list[Generation]:
-    """Greedy decoding until a newline or end of sequence; `intervention` touches the prefill only,
-    `decode_intervention` every generated token's step (each step's input is that one token)."""
+    """Greedy decoding until a newline, end of sequence or the token `stop` (a chat template's end of turn, which
+    need not be the tokenizer's end of sequence); `intervention` touches the prefill only, `decode_intervention`
+    every generated token's step (each step's input is that one token)."""
     enc = encode(lm, prompts)
     cache = DynamicCache(config=lm.model.config)
     tok = lm.tokenizer
@@ -340,7 +343,8 @@ def generate(
                 nxt = torch.where(done, torch.full_like(nxt, tok.pad_token_id), nxt)
                 out = torch.cat([out, nxt[:, None]], 1)
                 text_now = tok.batch_decode(out[:, -1:])
-                done |= (nxt == tok.eos_token_id) | torch.tensor(["\n" in t for t in text_now], device=out.device)
+                done |= (nxt == tok.eos_token_id) | (nxt == stop) | torch.tensor(["\n" in t for t in text_now],
+                                                                                 device=out.device)
                 if bool(done.all()) or step == max_new_tokens - 1:
                     break
                 mask = torch.cat([mask, torch.ones_like(mask[:, :1])], 1)
@@ -350,7 +354,8 @@ def generate(
                 ).logits[:, -1, :].float()
     gens = []
     for row in out.tolist():
-        text = tok.decode(row, skip_special_tokens=True).split("\n")[0]
+        answer = row[: row.index(stop)] if stop in row else row
+        text = tok.decode(answer, skip_special_tokens=True).split("\n")[0]
         gens.append(Generation(text=text, first_token=row[0]))
     return gens
 
@@ -360,5 +365,6 @@ def exact_match(generated: str, target: str) -> bool:
     return generated.strip().startswith(target.strip())
 
 
-def first_token_id(lm: LoadedModel, target: str) -> int:
-    return lm.tokenizer(answer_text(target), add_special_tokens=False)["input_ids"][0]
+def first_token_id(lm: LoadedModel, target: str, template: Template | None = None) -> int:
+    """The first token of `target` as an answer in `template`'s format (no template: plain)."""
+    return lm.tokenizer((template or Template()).answer_text(target), add_special_tokens=False)["input_ids"][0]

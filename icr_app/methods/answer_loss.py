@@ -30,7 +30,6 @@ import torch.nn.functional as F
 from icr_app.core.grads import add_grad
 from icr_app.core.models import LoadedModel
 from icr_app.core.prefix import PrefixPool
-from icr_app.core.prompts import answer_text
 from icr_app.core.scoring import Intervention, label_trie
 from icr_app.core.tasks import Example
 from icr_app.methods.base import Method
@@ -104,7 +103,8 @@ def prompt_examples(lm: LoadedModel, method: Method, examples: list[Example]) ->
     if method.label_set is not None:
         gold = torch.tensor([method.labels.index(e.output) for e in examples], device=lm.device)
         return Examples(pool, gold, gold, [])
-    answers = [tuple(lm.tokenizer(answer_text(e.output), add_special_tokens=False)["input_ids"]) for e in examples]
+    answer = method.template.answer_text
+    answers = [tuple(lm.tokenizer(answer(e.output), add_special_tokens=False)["input_ids"]) for e in examples]
     first = torch.tensor([a[0] for a in answers], device=lm.device)
     return Examples(pool, torch.zeros_like(first), first, answers)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Cancelled, Progress, no_progress
-from icr_app.core.prompts import SHOTS, Template, answer_text
+from icr_app.core.prompts import SHOTS, PromptFormat, PromptFormatError, Template
 from icr_app.core.scoring import Intervention, exact_match, generate, label_set, no_intervention, score_labels
 from icr_app.core.tasks import Task, TaskKind
 
@@ -25,7 +25,8 @@ MAX_NEW_TOKENS = 24
 
 @dataclass(frozen=True)
 class Answering:
-    """How answers are read: the task kind, the label set (classification), the template, the answer length."""
+    """How answers are read: the task kind, the label set (classification), the template (its format too), the
+    answer length."""
 
     kind: TaskKind
     labels: tuple[str, ...]
@@ -34,12 +35,21 @@ class Answering:
 
     @classmethod
     def of(cls, lm: LoadedModel, task: Task, template: Template | None = None,
-           labels: list[str] | None = None) -> Answering:
-        answers = [answer_text(y) for y in dict.fromkeys(task.outputs)]  # distinct, one batched call
+           labels: list[str] | None = None, prompt_format: PromptFormat | None = None) -> Answering:
+        """`task`'s answers in `template` (default: the task's own prompt) in `prompt_format` (default: the
+        template's), bound to `lm`'s tokenizer (PromptFormatError for chat without a chat template)."""
+        prompt = task.prompt(template)
+        prompt = prompt.in_format(prompt_format or prompt.format, lm.tokenizer)
+        answers = [prompt.answer_text(y) for y in dict.fromkeys(task.outputs)]  # distinct, one batched call
         longest = max(map(len, lm.tokenizer(answers, add_special_tokens=False)["input_ids"]))
         labels = (labels or task.labels) if task.kind == "classification" else []
-        return cls(task.kind, tuple(labels), task.prompt(template),
-                   min(longest + 2, MAX_NEW_TOKENS))
+        return cls(task.kind, tuple(labels), prompt, min(longest + 2, MAX_NEW_TOKENS))
+
+    def check_format(self, what: str, built: PromptFormat) -> None:
+        """Refuse to answer in this format with something `what` made on `built` prompts (ICR's router, ELICIT's
+        library): what it learnt from the model's states under one format does not carry to the other."""
+        if built != self.template.format:
+            raise PromptFormatError("prompt.other_format", what=what, built=built, asked=self.template.format)
 
 
 @dataclass
@@ -80,12 +90,16 @@ class Method:
 
     def __init__(self, lm: LoadedModel, answering: Answering) -> None:
         self.lm = lm
-        self.answering = answering
-        self.template = answering.template
+        # a template read back from a file knows its format only: it renders through this model's tokenizer
+        self.template = answering.template.for_tokenizer(lm.tokenizer)
+        self.answering = replace(answering, template=self.template)
         self.kind = answering.kind
         self.labels = list(answering.labels)
-        self.label_set = label_set(lm, self.labels, end=self.template.sep) if self.kind == "classification" else None
+        self.label_set = label_set(lm, self.labels, self.template) if self.kind == "classification" else None
         self.max_new_tokens = answering.max_new_tokens
+        # a chat answer ends with the end of turn, which need not be the tokenizer's end of sequence (Gemma's)
+        end = self.template.answer_end if self.template.format == "chat" else ""
+        self.stop_id = lm.tokenizer(end, add_special_tokens=False)["input_ids"][0] if end else None
 
     def prompt(self, x: str) -> str:
         return self.template.zero_shot(x)
@@ -121,7 +135,8 @@ class Method:
                     )
             else:
                 during = self.decode_intervention([queries[i] for i in idx])
-                for g, i in zip(generate(self.lm, batch_prompts, self.max_new_tokens, intervention, during), idx):
+                gens = generate(self.lm, batch_prompts, self.max_new_tokens, intervention, during, self.stop_id)
+                for g, i in zip(gens, idx):
                     preds[i] = Prediction(
                         query=queries[i], prompt=prompts[i], prediction=g.text.strip(),
                         generated=g.text, prompt_tokens=n_tok[i], first_token=g.first_token,
@@ -221,13 +236,14 @@ class MethodView:
 
 def build_spec(spec: MethodSpec, lm: LoadedModel, task: Task, config: Any, *, entry: str | None = None,
                answering: Answering | None = None, seed: int = 0, shots: int = SHOTS,
-               progress: Progress = no_progress) -> Method:
+               prompt_format: PromptFormat = "plain", progress: Progress = no_progress) -> Method:
     """Build registered method `spec` from `task` with `config`, its build timed into `build_s` (what
-    `methods.build_method` does for a registry entry). `progress` wraps
+    `methods.build_method` does for a registry entry). Without `answering`, the task's own, in `prompt_format`
+    (a PromptFormatError, raised as is, when the model cannot take it). `progress` wraps
     its loops and may stop it (`Cancelled`, raised as is); any other error becomes a `BuildError` naming
     `entry` (default: the method's name)."""
-    ctx = BuildContext(lm, task, answering or Answering.of(lm, task), seed=int(seed), shots=int(shots),
-                       progress=progress)
+    answering = answering or Answering.of(lm, task, prompt_format=prompt_format)
+    ctx = BuildContext(lm, task, answering, seed=int(seed), shots=int(shots), progress=progress)
     t0 = time.perf_counter()
     try:
         method = spec.build(ctx, config)

@@ -189,7 +189,7 @@ def add_at(x: torch.Tensor, v: torch.Tensor, position: int = -1) -> torch.Tensor
 def gold_and_candidates(lm: LoadedModel, method: Method, outputs: list[str]) -> tuple[torch.Tensor, list[int] | None]:
     """Gold first tokens of `outputs` as indices into the candidates: the labels' distinct first tokens for
     classification (None for open tasks: indices are token ids over the whole vocabulary)."""
-    ids = [first_token_id(lm, y) for y in outputs]
+    ids = [first_token_id(lm, y, method.template) for y in outputs]
     if method.label_set is None:
         return torch.tensor(ids), None
     candidates = list(dict.fromkeys(method.label_set.first_ids))

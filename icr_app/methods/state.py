@@ -47,7 +47,7 @@ def built_fields(lm: LoadedModel, answering: Answering) -> dict[str, Any]:
     """`BuiltMeta`'s fields about how the state answers and the dtype the model was in, as JSON
     (`answering_of` reads the `Answering` back)."""
     return {"kind": answering.kind, "labels": list(answering.labels), "max_new_tokens": answering.max_new_tokens,
-            "template": {"query": answering.template.query, "sep": answering.template.sep},
+            "template": answering.template.to_json(),
             "dtype": dtype_name(lm.dtype)}
 
 
@@ -65,7 +65,7 @@ class BuiltMeta:
     task: str
     kind: TaskKind
     labels: list[str]  # classification labels; empty for open tasks
-    template: dict[str, str]  # `Template` fields
+    template: dict[str, str]  # `Template.to_json`: its query, separator and prompt format (absent: plain)
     max_new_tokens: int
     build_s: float
     seed: int = 0

@@ -64,7 +64,7 @@ def compression_experiment(
     """Accuracy, loyalty and speed of the three ways of answering the same queries with the same demos
     (a ValueError for models with sliding-window layers, where an anchors-only cache is not defined)."""
     check_compressible(lm)
-    label_ids = first_label_ids(lm, task.labels)
+    label_ids = first_label_ids(lm, task.labels, prompts[0].template)
     prefix = shared_prefix(prompts)
     gold = [task.labels.index(p.query.output) for p in prompts]
     batches = [prompts[s: s + batch_size] for s in range(0, len(prompts), batch_size)]

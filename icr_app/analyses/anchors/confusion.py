@@ -42,7 +42,7 @@ def capture(
     lm: LoadedModel, prompts: list[AnchorPrompt], labels: list[str], layer: int, batch_size: int, progress: Progress
 ) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
     """Final-position queries (N, H, d), mean label-word keys per class (C, H_kv, d), predicted label indices."""
-    label_ids = first_label_ids(lm, labels)
+    label_ids = first_label_ids(lm, labels, prompts[0].template)
     queries, preds = [], []
     # Gathered in fp32 on the CPU, whatever the model's dtype and devices: the PCA below needs fp32.
     key_sum = torch.zeros(len(labels), lm.n_kv_heads * lm.head_dim)

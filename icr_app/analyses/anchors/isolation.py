@@ -82,7 +82,7 @@ def isolation_experiment(
     batch_size: int = 8, progress: Progress = no_progress,
 ) -> list[IsolationRow]:
     """Loyalty (agreement with the unmodified model) and accuracy for label vs random isolation, first/last K."""
-    label_ids = first_label_ids(lm, labels)
+    label_ids = first_label_ids(lm, labels, prompts[0].template)
     gold = [labels.index(p.query.output) for p in prompts]
     label_rows = [p.label_positions for p in prompts]
     control = random_rows(prompts, seed)

@@ -1,8 +1,9 @@
 """ICL prompts with their token roles: label words, formatting, text and the final (target) position.
 
 Positions come from the tokenizer's character offsets matched against the character spans of each
-demonstration's label and input, so they hold for labels of several tokens, any template and any
-tokenizer merges at the boundaries. Token `i` is a label token of demo `k` when its span overlaps
+demonstration's label and input, found in the prompt's text in order, so they hold for labels of several tokens,
+any template in either prompt format (a chat template's turn markers are formatting) and any tokenizer merges
+at the boundaries. Token `i` is a label token of demo `k` when its span overlaps
 the label's characters; an input token when it overlaps the input; formatting otherwise (template
 text, separators, special tokens).
 """
@@ -16,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from icr_app.core.models import LoadedModel
-from icr_app.core.prompts import Template, answer_text, sample_demos
+from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.scoring import LabelError, label_set
 from icr_app.core.tasks import Example, Task
 
@@ -33,6 +34,7 @@ class AnchorPrompt:
     label_tokens: tuple[tuple[int, ...], ...]  # per demo, the token positions of its label
     format_positions: tuple[int, ...]
     prefix_len: int  # tokens before the query's own text begins (the demonstrations)
+    template: Template  # the template and prompt format it was built in
 
     @property
     def label_positions(self) -> list[int]:
@@ -51,18 +53,20 @@ def _overlaps(tok: tuple[int, int], span: tuple[int, int]) -> bool:
 
 
 def build_prompt(lm: LoadedModel, demos: list[Example], query: Example, template: Template) -> AnchorPrompt:
-    """Assemble the prompt exactly as `Template.few_shot` does, recording label and input character spans."""
+    """`Template.few_shot`'s prompt, with its label and input character spans: each demonstration's query text,
+    then its answer followed by what ends an answer (`Template.answer_end`), found in order."""
+    template = template.for_tokenizer(lm.tokenizer)
+    text = template.few_shot(demos, query.input)
     x_at = template.query.index("{x}")
-    label_spans, input_spans, text = [], [], ""
+    label_spans, input_spans, at = [], [], 0
     for d in demos:
-        input_spans.append((len(text) + x_at, len(text) + x_at + len(d.input)))
-        start = len(text) + len(template.zero_shot(d.input) + answer_text(d.output)) - len(d.output)
-        label_spans.append((start, start + len(d.output)))
-        text += template.demo(d)
-    prefix_chars = len(text)
-    input_spans.append((len(text) + x_at, len(text) + x_at + len(query.input)))
-    text += template.zero_shot(query.input)
-    assert text == template.few_shot(demos, query.input)
+        at = text.index(template.query_text(d.input), at)
+        input_spans.append((at + x_at, at + x_at + len(d.input)))
+        answer = template.answer_text(d.output)
+        at = text.index(answer + template.answer_end, at + len(template.query_text(d.input))) + len(answer)
+        label_spans.append((at - len(d.output), at))
+    prefix_chars = text.index(template.query_text(query.input), at)
+    input_spans.append((prefix_chars + x_at, prefix_chars + x_at + len(query.input)))
     enc = lm.tokenizer(text, add_special_tokens=True, return_offsets_mapping=True)
     offsets = [tuple(o) for o in enc["offset_mapping"]]
     label_tokens = tuple(
@@ -85,6 +89,7 @@ def build_prompt(lm: LoadedModel, demos: list[Example], query: Example, template
         label_tokens=label_tokens,
         format_positions=fmt,
         prefix_len=prefix_len,
+        template=template,
     )
 
 
@@ -102,9 +107,10 @@ def sample_prompts(
     return out
 
 
-def first_label_ids(lm: LoadedModel, labels: list[str]) -> torch.Tensor:
-    """First answer token of each label; the anchors analyses score these, so they must differ."""
-    ls = label_set(lm, labels)
+def first_label_ids(lm: LoadedModel, labels: list[str], template: Template) -> torch.Tensor:
+    """First answer token of each label in `template`'s format; the anchors analyses score these, so they must
+    differ."""
+    ls = label_set(lm, labels, template)
     if not ls.first_token_unique:
         raise LabelError("label.anchors_first_token")
     return torch.tensor(ls.first_ids, device=lm.device)

@@ -80,7 +80,7 @@ class ReweightResult:
 
 def accuracy(lm: LoadedModel, demos: DemoCache, prompts: list[AnchorPrompt], labels: list[str],
              beta: torch.Tensor | None, batch_size: int) -> float:
-    label_ids = first_label_ids(lm, labels)
+    label_ids = first_label_ids(lm, labels, prompts[0].template)
     correct = 0
     with torch.no_grad():
         for s in range(0, len(prompts), batch_size):
@@ -99,7 +99,7 @@ def reweight_experiment(
     shown = list(test_prompts[0].demos)
     train_prompts = [build_prompt(lm, shown, q, template) for q in training_examples(train, shown, per_class, seed)]
     demos = demo_cache(lm, shared_prefix(test_prompts + train_prompts))
-    label_ids = first_label_ids(lm, task.labels)
+    label_ids = first_label_ids(lm, task.labels, template)
     before = accuracy(lm, demos, test_prompts, task.labels, None, batch_size)
     beta = torch.zeros(lm.n_layers, lm.n_heads, len(shown), device=lm.device, requires_grad=True)
     opt = torch.optim.Adam([beta], lr=lr)

@@ -55,7 +55,7 @@ def prompt_saliency(lm: LoadedModel, prompt: AnchorPrompt, labels: list[str], pe
     """`saliency` (or, per_head, `head_saliency`) for one prompt of a task with these labels, the gold label being
     the query's."""
     fn = head_saliency if per_head else saliency
-    return fn(lm, prompt, first_label_ids(lm, labels), labels.index(prompt.query.output))
+    return fn(lm, prompt, first_label_ids(lm, labels, prompt.template), labels.index(prompt.query.output))
 
 
 def position_sets(prompt: AnchorPrompt) -> dict[str, torch.Tensor]:

@@ -263,7 +263,7 @@ def build_library(lm: LoadedModel, tasks: list[Task], cfg: LibraryConfig | None 
         "config": asdict(cfg), "encoder": encoder_name,
         "n_training_queries": len(query_emb), "n_pairs": len(pairs), "n_held_out": len(held),
         "held_out_top1": float((scores.argmax(-1) == own).float().mean()),
-        "templates": [asdict(t.prompt(template)) for t in tasks],
+        "templates": [t.prompt(template).to_json() for t in tasks],
         "dtype": dtype_name(lm.dtype), "build_s": time.perf_counter() - t0,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     return library

@@ -114,9 +114,12 @@ def cached_library(lm: LoadedModel, path: str | None = None) -> Library:
 
 
 def build(ctx: BuildContext, config: ElicitConfig) -> ElicitMethod:
-    """Nothing is learnt from `ctx.train`: the library is loaded, and its picks for the task's queries recorded."""
+    """Nothing is learnt from `ctx.train`: the library is loaded, and its picks for the task's queries recorded.
+    Refused under a prompt format other than the library's entries' (those from before it was recorded: plain)."""
     t0 = time.perf_counter()
     lm, library = ctx.lm, cached_library(ctx.lm, config.library)
+    for made_on in {t.get("format", "plain") for t in library.info.get("templates", [])}:
+        ctx.answering.check_format("ELICIT library", made_on)
     threshold = library.threshold(config.recall)
     queries = list(dict.fromkeys(ctx.train.inputs))[:SHOWN]
     meta = ElicitMeta(task=ctx.train.name, **built_fields(lm, ctx.answering), build_s=0.0, seed=ctx.seed,

@@ -1,7 +1,8 @@
 """I2CL (Li et al., 2024, "Implicit In-context Learning"): context vectors mixed into every query position.
 
 Context vectors: each demonstration is formatted alone as the template's demo text (query + " " + answer +
-separator) and run on its own; at its last token (the separator) we read, in every layer, the attention
+separator; in the chat format, its own user and assistant turns) and run on its own; at its last token (the
+separator, or the end of the assistant's turn) we read, in every layer, the attention
 module's output and the MLP's output, before they join the residual stream. Their means over the
 demonstrations are v_a^l and v_m^l (5 demonstrations per class for classification, as the paper; 16 for
 open tasks, where single short passes are cheap and a mean over more is steadier).
@@ -150,9 +151,10 @@ class FirstTokenLoss:
     """Cross-entropy of the gold answer's first token after each zero-shot prompt, over `candidates` (token ids)
     or, when None, the whole vocabulary."""
 
-    def __init__(self, lm: LoadedModel, prompts: list[str], answers: list[str], candidates: list[int] | None):
+    def __init__(self, lm: LoadedModel, prompts: list[str], answers: list[str], candidates: list[int] | None,
+                 template: Template | None = None):
         self.lm, self.prompts = lm, prompts
-        gold = [first_token_id(lm, y) for y in answers]
+        gold = [first_token_id(lm, y, template) for y in answers]
         self.candidates = None if candidates is None else torch.tensor(candidates, device=lm.device)
         self.targets = torch.tensor([candidates.index(g) for g in gold] if candidates is not None else gold,
                                     device=lm.device)
@@ -223,7 +225,7 @@ def _calibration_candidates(lm: LoadedModel, answering: Answering, cfg: I2CLConf
     share a first token share a candidate: the first token cannot tell them apart anyway."""
     if answering.kind != "classification" or cfg.loss == "vocabulary":
         return None
-    return list(dict.fromkeys(first_token_id(lm, lab) for lab in answering.labels))
+    return list(dict.fromkeys(first_token_id(lm, lab, answering.template) for lab in answering.labels))
 
 
 def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CLMethod:
@@ -240,7 +242,8 @@ def build(ctx: BuildContext, cfg: I2CLConfig) -> I2CLMethod:
         raise ValueError("I2CL needs at least one training example")
     vectors = context_vectors(lm, demos, answering.template, progress)
     loss = FirstTokenLoss(lm, [answering.template.zero_shot(e.input) for e in calibration],
-                          [e.output for e in calibration], _calibration_candidates(lm, answering, cfg))
+                          [e.output for e in calibration], _calibration_candidates(lm, answering, cfg),
+                          answering.template)
     zero_shot_loss = loss.mean(vectors, coefficients(lm.n_layers, 0.0, 1.0))
     init_loss = loss.mean(vectors, coefficients(lm.n_layers, INIT_CONTEXT, INIT_QUERY))
     coef, steps = calibrate(lm, vectors, loss, cfg, seed, progress)

@@ -73,7 +73,11 @@ def cached_router(lm: LoadedModel, folder: str | None = None) -> ICRRouter:
 
 
 def build(ctx: BuildContext, config: ICRConfig) -> ICRMethod:
-    return ICRMethod(ctx.lm, ctx.answering, cached_router(ctx.lm, config.router))
+    """The router as it is; refused under a prompt format other than its PIDs' (routers from before the format
+    was recorded were all made on plain prompts)."""
+    router = cached_router(ctx.lm, config.router)
+    ctx.answering.check_format("ICR router", router.pids.meta.get("prompt_format", "plain"))
+    return ICRMethod(ctx.lm, ctx.answering, router)
 
 
 def neutral(method: ICRMethod) -> ICRMethod:

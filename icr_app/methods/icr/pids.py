@@ -136,7 +136,8 @@ def extract_pids(lm: LoadedModel, tasks: list[Task], rank: int = 8, rope: Rope =
         counts[task.name] += len(prompts)  # two domains with one name (a file and a built-in) add up
     captured = capture_last_qk(lm, [p for prompts in per_task for p in prompts], progress=progress)
     meta = {"domains": [t.name for t in tasks], "prompt_counts": dict(counts),
-            "demos_per_class": demos_per_class, "max_demos": max_demos, "seed": seed}
+            "demos_per_class": demos_per_class, "max_demos": max_demos, "seed": seed,
+            "prompt_format": template.format if template else "plain"}
     return fit_pids(captured, rank, rope, centred, meta)
 
 

@@ -147,13 +147,14 @@ class Examples:
         return mask
 
 
-def ce_candidates(lm: LoadedModel, task: Task, mode: str) -> tuple[int, ...] | None:
-    """The label first tokens of a classification task when `mode == "labels"` and they are distinct."""
+def ce_candidates(lm: LoadedModel, task: Task, mode: str, template: Template | None = None) -> tuple[int, ...] | None:
+    """The label first tokens of a classification task, as answers in `template` (default: plain), when
+    `mode == "labels"` and they are distinct."""
     if mode not in ("vocab", "labels"):
         raise ValueError(f"ce must be 'vocab' or 'labels', not {mode!r}")
     if mode == "vocab" or task.kind != "classification":
         return None
-    labels = label_set(lm, task.labels)
+    labels = label_set(lm, task.labels, template)
     return tuple(labels.first_ids) if labels.first_token_unique else None
 
 
@@ -162,14 +163,16 @@ def training_examples(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, enco
     """Zero-shot prompts from each domain's train split (in `template`, else the domain's own prompt), with
     frozen embeddings and zero-shot entropies."""
     rng = random.Random(cfg.seed)
-    chosen, prompts, candidates = [], [], []
+    chosen, prompts, candidates, gold = [], [], [], []
     for task in tasks:
         train, _ = split(task, cfg.holdout, cfg.split_seed, min_train=SHOTS)
         picked = rng.sample(list(train.examples), min(cfg.examples_per_domain, len(train.examples)))
         chosen += picked
-        prompts += [task.prompt(template).zero_shot(e.input) for e in picked]
-        candidates += [ce_candidates(lm, task, cfg.ce)] * len(picked)
-    targets = torch.tensor([first_token_id(lm, e.output) for e in chosen])
+        prompt = task.prompt(template)  # its answers are written as the prompt's format writes them
+        prompts += [prompt.zero_shot(e.input) for e in picked]
+        candidates += [ce_candidates(lm, task, cfg.ce, prompt)] * len(picked)
+        gold += [first_token_id(lm, e.output, prompt) for e in picked]
+    targets = torch.tensor(gold)
     emb = encoder([e.input for e in chosen]).float().cpu()
     h = []
     with torch.no_grad(), lm.lock:

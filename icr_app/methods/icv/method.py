@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, answer_text, sample_demos
+from icr_app.core.prompts import Template, sample_demos
 from icr_app.core.scoring import Intervention, first_token_id, no_intervention
 from icr_app.core.tasks import Example, Task
 from icr_app.core.trace import Trace, main_tensor, with_main
@@ -73,7 +73,7 @@ def latent_shifts(lm: LoadedModel, demos: list[Example], template: Template,
                   progress: Progress = no_progress) -> torch.Tensor:
     """(N, L, d): every block's last-token output for query + answer minus that for the query alone."""
     queries = [template.zero_shot(e.input) for e in demos]
-    answered = [q + answer_text(e.output) for q, e in zip(queries, demos)]
+    answered = [q + template.answer_text(e.output) for q, e in zip(queries, demos)]
     states = last_token_states(lm, queries + answered, blocks(lm), "output", progress=progress,
                                desc="ICV: latent states")
     h = torch.stack([states[layer] for layer in range(lm.n_layers)], dim=1)
@@ -156,7 +156,8 @@ def validation_score(method: ICVMethod, val: Task) -> tuple[float, float]:
     if method.kind == "classification":
         tiebreak = sum(p.label_probs[y] for p, y in zip(preds, val.outputs)) / len(preds)
     else:
-        tiebreak = sum(p.first_token == first_token_id(method.lm, y) for p, y in zip(preds, val.outputs)) / len(preds)
+        first = [first_token_id(method.lm, y, method.template) for y in val.outputs]
+        tiebreak = sum(p.first_token == f for p, f in zip(preds, first)) / len(preds)
     return accuracy, tiebreak
 
 

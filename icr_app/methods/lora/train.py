@@ -17,7 +17,6 @@ from peft.tuners.lora import LoraLayer
 
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import answer_text
 from icr_app.core.scoring import pad_left
 from icr_app.core.tasks import Example
 from icr_app.methods.base import Method, is_correct
@@ -30,7 +29,8 @@ class AnswerSet:
     def __init__(self, lm: LoadedModel, method: Method, examples: list[Example]) -> None:
         self.lm, self.method, self.examples = lm, method, examples
         prompts = lm.tokenizer([method.prompt(e.input) for e in examples], add_special_tokens=True)["input_ids"]
-        answers = lm.tokenizer([answer_text(e.output) for e in examples], add_special_tokens=False)["input_ids"]
+        answers = lm.tokenizer([method.template.answer_text(e.output) for e in examples],
+                               add_special_tokens=False)["input_ids"]
         self.ids = [p + a for p, a in zip(prompts, answers)]
         self.n_answer = [len(a) for a in answers]
 
