@@ -15,6 +15,7 @@ from icr_app.methods import DEFAULT_PANELS, REGISTRY, build_method
 from icr_app.methods.icr import method as icr_method
 
 SHOWN = list(DEFAULT_PANELS)
+ROUTER_KEY = ("icr-router", "")  # where the pretrained router is kept on the model (`icr_method.cached_router`)
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +27,11 @@ def router(lm):
 def server(lm, router):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(icr_method, "load_pretrained_router", lambda _lm: router)
-        icr_method._ROUTERS.clear()
+        lm._memo.pop(ROUTER_KEY, None)  # the routing router, not one an earlier test kept on the model
         demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
         yield demo.local_url
         demo.close()
-        icr_method._ROUTERS.clear()
+        lm._memo.pop(ROUTER_KEY, None)
 
 
 def _plot(fig: dict) -> dict:
@@ -184,11 +185,12 @@ def test_a_method_that_cannot_answer_says_why_in_its_panel(server, monkeypatch):
 def test_batch_of_queries(server):
     c = _site_client(server, "sentiment")
     table = c.predict("\n".join(["great", "", "awful", "fine"]), 4, 0, SHOWN, api_name="/answer_batch")
-    assert table["headers"] == ["query", "zero-shot", "few-shot", "site", "icr"]
-    assert [row[0] for row in table["data"]] == ["great", "awful", "fine"]
-    assert {row[1] for row in table["data"]} <= {"positive", "negative"}
+    assert table["headers"] == ["model", "query", "zero-shot", "few-shot", "site", "icr"]
+    assert {row[0] for row in table["data"]} == {"tiny-llama"}  # the model that made the answers
+    assert [row[1] for row in table["data"]] == ["great", "awful", "fine"]
+    assert {row[2] for row in table["data"]} <= {"positive", "negative"}
     single = [_answer(c, "site", q)[0].strip("*") for q in ("great", "awful", "fine")]
-    assert [row[3] for row in table["data"]] == single
+    assert [row[4] for row in table["data"]] == single
 
 
 ANCHOR_SETTINGS = (1, "all heads", 0.1)  # layer, heads, link threshold of the flow graph
@@ -274,8 +276,7 @@ def test_an_answer_that_needs_no_build_is_computed_once_per_model(lm, monkeypatc
     assert again is first and len(calls) == 1 and not first.shipped
     assert real(FewShotMethod(lm, Answering.of(lm, task), task, 4, 0), ["I loved it"])[0] == first.prediction
     predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 1)
-    ctx.lm = tiny_lm(n_layers=2)
-    predict_one(ctx, "few-shot", task, {}, "I loved it", 4, 0)
+    predict_one(AppContext(tiny_lm(n_layers=2)), "few-shot", task, {}, "I loved it", 4, 0)
     assert len(calls) == 3  # the first, another seed, another model
 
 
@@ -326,7 +327,7 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     from icr_app.methods.site.method import SiteConfig
 
     monkeypatch.setattr(icr_method, "load_pretrained_router", lambda _lm: router)
-    icr_method._ROUTERS.clear()
+    lm._memo.pop(ROUTER_KEY, None)
     small = SiteConfig(n_prompts=4, n_demos=3, steps=4, batch_size=8, eval_every=2, patience=2, max_examples=24)
     prebuilt.prebuild(lm, ["sentiment"], tmp_path, configs={"site": small}, methods=["site"], views=False)
     monkeypatch.setattr(prebuilt, "PREBUILT", tmp_path)
@@ -335,9 +336,9 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     calls = []
     real = Method.predict
     monkeypatch.setattr(Method, "predict", lambda self, queries: calls.append(self.name) or real(self, queries))
-    icr_method._ROUTERS.clear()
+    lm._memo.pop(ROUTER_KEY, None)
     shipped = {name: predict_one(ctx, name, task, built, query, 10, 0) for name in SHOWN}
-    assert calls == [] and not icr_method._ROUTERS  # nothing computed, not even the ICR router loaded
+    assert calls == [] and ROUTER_KEY not in lm._memo  # nothing computed, not even the ICR router loaded
     for name, answer in shipped.items():
         fresh = prebuilt.timed_answer(built.get(name) or prebuilt.instant_method(lm, task, name), query)
         assert answer.shipped and not fresh.shipped, name
@@ -347,8 +348,7 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
 
     def computed(name: str, *args, task=task, built=built, lm=lm) -> bool:
         calls.clear()
-        ctx.lm = lm
-        answer = predict_one(ctx, name, task, built, *args)
+        answer = predict_one(AppContext(lm), name, task, built, *args)
         return not answer.shipped and len(calls) == 1
 
     edited = replace(task, examples=task.examples[:-1])
@@ -358,7 +358,7 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     assert computed("zero-shot", query, 10, 0, task=edited)
     assert computed("site", query, 10, 0, built={"site": visitors_site})
     assert computed("zero-shot", query, 10, 0, lm=tiny_lm(n_layers=2))
-    icr_method._ROUTERS.clear()
+    lm._memo.pop(ROUTER_KEY, None)
 
 
 def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():

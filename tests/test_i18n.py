@@ -179,7 +179,7 @@ def test_a_figure_the_page_sends_is_drawn_in_the_visitors_language(server):
 def test_the_batch_table_is_headed_in_the_visitors_language(server):
     chinese = Client(server.local_url, verbose=False, headers={"Accept-Language": "zh-CN,zh;q=0.9"})
     table = chinese.predict("great\nawful", 4, 0, ["zero-shot"], api_name="/answer_batch")
-    assert table["headers"] == ["查询", "zero-shot"] and [row[0] for row in table["data"]] == ["great", "awful"]
+    assert table["headers"] == ["模型", "查询", "zero-shot"] and [row[1] for row in table["data"]] == ["great", "awful"]
 
 
 def test_a_file_for_another_model_and_a_missing_router_are_told_in_chinese(lm, tmp_path):

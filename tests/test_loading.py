@@ -161,8 +161,7 @@ def test_the_app_gets_the_options_object(monkeypatch, tiny_checkpoint):
     assert main(["app", "--model", tiny_checkpoint, "--dtype", "bfloat16", "--quantization", "8bit"]) == 0
     assert seen == {"model": tiny_checkpoint, "options": LoadOptions(dtype="bfloat16", quantization="8bit")}
     assert dict(os.environ) == before
-    ctx = AppContext(load_model(tiny_checkpoint), LoadOptions(dtype="bfloat16"))
-    monkeypatch.setattr("icr_app.app.context.installed_models", lambda: [])
+    ctx = AppContext(load_model(tiny_checkpoint), LoadOptions(dtype="bfloat16"), [tiny_checkpoint + "/"])
     assert ctx.switch(tiny_checkpoint + "/").dtype == torch.bfloat16
 
 

@@ -17,9 +17,10 @@ from icr_app.app.context import AppContext
 from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
 from icr_app.app.i18n import APPLY_CHOICE, I18N, follow_choice, language_switch, t
 from icr_app.app.page import build_section
+from icr_app.app.pool import Budget
 from icr_app.app.tabs import anchors, icr, rank1, tour
 from icr_app.core.loading import LoadOptions
-from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model
+from icr_app.core.models import DEFAULT_MODEL, LoadedModel
 from icr_app.core.tasks import MAX_BYTES
 from icr_app.methods import REGISTRY
 
@@ -27,12 +28,12 @@ METHOD_TABS = {"icr": icr.build_tab}  # the methods whose tab is Gradio code of 
 ANALYSIS_TABS = (anchors.build_tab, rank1.build_tab)
 
 
-def build_demo(lm: LoadedModel | str | None = None, options: LoadOptions | None = None) -> gr.Blocks:
-    """The whole page over one loaded model (the tests pass a tiny one); `options` load it, and every model the
-    page switches to, by name."""
-    options = options or LoadOptions()
-    lm = load_model(lm or DEFAULT_MODEL, options) if not isinstance(lm, LoadedModel) else lm
-    ctx = AppContext(lm, options)
+def build_demo(lm: LoadedModel | str | None = None, options: LoadOptions | None = None,
+               models: list[str] | None = None, budget: Budget | None = None) -> gr.Blocks:
+    """The whole page, every visitor starting on `lm` (a name, or a loaded model: the tests pass a tiny one);
+    `options` load every model by name, `models` are the picker's choices (default: `lm` and the installed
+    built-in models), `budget` how many stay loaded (`pool.Budget`)."""
+    ctx = AppContext(lm or DEFAULT_MODEL, options or LoadOptions(), models, budget or Budget())
     with gr.Blocks(title="ICL Lab", delete_cache=(1800, 3600)) as demo:
         switch = language_switch()
         gr.Markdown(t("intro"))
@@ -53,10 +54,11 @@ def build_demo(lm: LoadedModel | str | None = None, options: LoadOptions | None 
     return demo
 
 
-def launch(model: LoadedModel | str | None = None, options: LoadOptions | None = None, **kwargs) -> gr.Blocks:
-    """Queue and serve (`options`: how models load, see `build_demo`); `ICL_LAB_CONCURRENCY` answers run at once
-    (they take turns on the model's lock)."""
-    demo = build_demo(model, options)
+def launch(model: LoadedModel | str | None = None, options: LoadOptions | None = None,
+           models: list[str] | None = None, budget: Budget | None = None, **kwargs) -> gr.Blocks:
+    """Queue and serve (`options`, `models`, `budget`: see `build_demo`; `kwargs`: Gradio's launch settings);
+    `ICL_LAB_CONCURRENCY` answers run at once (on one model, they take turns on its lock)."""
+    demo = build_demo(model, options, models, budget)
     demo.queue(default_concurrency_limit=int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), max_size=64)
     demo.launch(max_file_size=MAX_BYTES, i18n=I18N, head=f"<script>({APPLY_CHOICE})()</script>", **kwargs)
     return demo

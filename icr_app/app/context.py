@@ -1,14 +1,13 @@
-"""What every tab of the app shares: the model, each visitor's private state, cancelling, and event wiring.
+"""What every tab of the app shares: the models, each visitor's private state, cancelling, and event wiring.
 
-State that belongs to a visitor (their task, their built methods, their files, their cancel flags) lives in
-`gr.State` or is keyed by the browser session; the model is shared and every change to it is scoped by
-`LoadedModel.lock`, so visitors never see each other's hooks.
+State that belongs to a visitor (their model, task, built methods, files, cancel flags) lives in `gr.State` or
+is keyed by the browser session. Visitors on the same model share it, and every change to it is scoped by
+`LoadedModel.lock`, so they never see each other's hooks; each handler run holds its visitor's model (`Visit`).
 """
 
 from __future__ import annotations
 
 import functools
-import gc
 import inspect
 import os
 import shutil
@@ -17,18 +16,21 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio.context import LocalContext
 
 from icr_app.app.i18n import say
 from icr_app.app.messages import translated_error
+from icr_app.app.pool import Budget, BudgetError, ModelPool
 from icr_app.core.artefacts import ArtefactError
 from icr_app.core.loading import LoadOptions
-from icr_app.core.models import LoadedModel, installed_models, load_model, release
+from icr_app.core.models import LoadedModel, installed_models
 from icr_app.core.progress import Cancelled
 from icr_app.core.scoring import LabelError
 from icr_app.core.tasks import TaskError
@@ -49,6 +51,15 @@ try:  # on a ZeroGPU Space, model work runs inside @spaces.GPU; elsewhere the de
 except ImportError:
     def on_gpu(fn: Callable) -> Callable:
         return fn
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def _loading_note(name: str) -> None:
+    """Tell the visitor whose model is being loaded (the others' runs go on)."""
+    gr.Info(say("info.loading_model", name=name))
 
 
 def clip_query(query: str) -> str:
@@ -91,64 +102,153 @@ def user_errors(fn: Callable) -> Callable:
     return wrapped
 
 
-def _session(request: gr.Request | None) -> str:
+def _session(request: gr.Request | None = None) -> str:
+    """The browser session `request` comes from; without one, the session of the event being handled (Gradio
+    keeps its request in a context variable while a handler runs), else "local" (a caller outside the page)."""
+    request = request or LocalContext.request.get(None)
     return getattr(request, "session_hash", None) or "local"
 
 
 @dataclass
-class AppContext:
-    """The shared model plus the per-session bookkeeping that the tabs' handlers use.
+class Visit:
+    """One handler run for one visitor: the model it uses, held (`ModelPool.lease`) until the run ends, so a
+    switch or another visitor's choice never changes or releases the model under it."""
 
-    The app holds one model at a time (the memory goal): `switch` loads another for everyone, and handlers
-    read `ctx.lm` when they run, never at page build, so they always use the current one.
-    """
+    session: str
+    lm: LoadedModel | None = None
+    leases: ExitStack = field(default_factory=ExitStack)
 
-    lm: LoadedModel
-    options: LoadOptions = field(default_factory=LoadOptions)  # how `switch` loads a model (the CLI's flags)
-    _cancel: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
-    _memo: OrderedDict[tuple, Future] = field(default_factory=OrderedDict)
-    _memo_lock: threading.Lock = field(default_factory=threading.Lock)
-    _dirs: dict[str, Path] = field(default_factory=dict)
-    _switching: threading.Lock = field(default_factory=threading.Lock)
+    def close(self) -> None:
+        self.lm = None
+        self.leases.close()
 
-    @property
-    def model_choices(self) -> list[str]:
-        return list(dict.fromkeys([self.lm.name, *installed_models()]))
 
-    def switch(self, name: str) -> LoadedModel:
-        """Make `name` the app's model, releasing the previous one first (one in memory at a time)."""
-        with self._switching:
-            if name != self.lm.name:
-                old = self.lm.name
-                release(old)
-                with self._memo_lock:
-                    self._memo.clear()
-                gc.collect()
-                self.lm = load_model(name, self.options)
-        return self.lm
+_VISIT: ContextVar[Visit | None] = ContextVar("icl_lab_visit", default=None)
 
-    def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        """`compute()` once per `key` under the current model (the last MEMO_SIZE kept), for answers that depend on
-        nothing else and are asked again when another panel or tab shows the same query. A caller asking while
-        another computes it waits for that result instead of computing it twice."""
-        key = (id(self.lm), self.lm.name, *key)
-        with self._memo_lock:
-            future = self._memo.get(key)
+
+def visiting(fn: Callable) -> Callable:
+    """`fn` run as one `Visit` (a generator's every step inside it, its lease held until the last)."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            visit, steps = Visit(_session()), fn(*args, **kwargs)
+            try:
+                while True:
+                    token = _VISIT.set(visit)
+                    try:
+                        step = next(steps)
+                    except StopIteration:
+                        return
+                    finally:
+                        _VISIT.reset(token)
+                    yield step
+            finally:
+                visit.close()
+        return generator
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        visit = Visit(_session())
+        token = _VISIT.set(visit)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _VISIT.reset(token)
+            visit.close()
+
+    return wrapped
+
+
+class Memo:
+    """Answers kept for one model (the last MEMO_SIZE), each computed once: a caller asking while another
+    computes it waits for that result instead of computing it twice."""
+
+    def __init__(self) -> None:
+        self._futures: OrderedDict[tuple, Future] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            future = self._futures.get(key)
             mine = future is None
             if mine:
-                future = self._memo[key] = Future()
-                while len(self._memo) > MEMO_SIZE:
-                    self._memo.popitem(last=False)
+                future = self._futures[key] = Future()
+                while len(self._futures) > MEMO_SIZE:
+                    self._futures.popitem(last=False)
             else:
-                self._memo.move_to_end(key)
+                self._futures.move_to_end(key)
         if mine:
             try:
                 future.set_result(compute())
             except BaseException as err:  # not kept: the next caller tries again
-                with self._memo_lock:
-                    self._memo.pop(key, None)
+                with self._lock:
+                    self._futures.pop(key, None)
                 future.set_exception(err)
         return future.result()
+
+
+@dataclass
+class AppContext:
+    """The page's models plus the per-session bookkeeping that the tabs' handlers use.
+
+    Each visitor has their own model: the picker sets it for their session only (`switch`), and a handler reads
+    `ctx.lm` when it runs, never at page build, so it gets its visitor's model, held for the whole run. The
+    models stay loaded within the pool's budget (`pool.ModelPool`).
+    """
+
+    first: LoadedModel | str  # the model every visitor starts with (a loaded one stays loaded)
+    options: LoadOptions = field(default_factory=LoadOptions)  # how models load (the CLI's flags)
+    models: list[str] | None = None  # what the picker offers (default: the first model and the installed ones)
+    budget: Budget = field(default_factory=Budget)
+    _chosen: dict[str, str] = field(default_factory=dict)  # {session: model name} where a visitor picked one
+    _cancel: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
+    _dirs: dict[str, Path] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        pinned = self.first if isinstance(self.first, LoadedModel) else None
+        self.pool = ModelPool(self.options, self.budget, pinned)
+        self.default = self.pool.canonical(pinned.name if pinned else self.first)
+
+    @property
+    def model_choices(self) -> list[str]:
+        return list(dict.fromkeys([self.default, *(self.models or installed_models())]))
+
+    def model_name(self, request: gr.Request | None = None) -> str:
+        """The model of this visitor's session."""
+        return self._chosen.get(_session(request), self.default)
+
+    @property
+    def lm(self) -> LoadedModel:
+        """The model of the visitor whose handler is running, held until the run ends (outside a run, as when the
+        page is built: the session's model as it is now)."""
+        visit = _VISIT.get()
+        if visit is None:
+            with self.pool.lease(self.model_name()) as lm:
+                return lm
+        if visit.lm is None:
+            visit.lm = visit.leases.enter_context(self.pool.lease(self.model_name(), _loading_note))
+        return visit.lm
+
+    def switch(self, name: str, request: gr.Request | None = None) -> LoadedModel:
+        """Make `name` this visitor's model (the others keep theirs); a model that does not fit beside the ones in
+        use is refused with the sizes, and the visitor keeps the one they had."""
+        if name not in self.model_choices:
+            raise gr.Error(say("error.model_not_offered", name=name, models=", ".join(self.model_choices)))
+        visit = _VISIT.get() or Visit(_session(request))
+        visit.close()  # the run's hold on the previous model goes first: a budget of one model can swap
+        try:
+            visit.lm = visit.leases.enter_context(self.pool.lease(name, _loading_note))
+        except BudgetError as err:
+            sizes = ", ".join(f"{model} {_mib(size)}" for model, size in err.kept.items())
+            raise gr.Error(say("error.model_budget", name=name, need=_mib(err.need), room=_mib(err.room),
+                               kept=sizes or "-")) from None
+        self._chosen[visit.session] = visit.lm.name
+        return visit.lm
+
+    def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """`compute()` once per `key` under the visitor's model, for answers that depend on nothing else and are
+        asked again when another panel or tab shows the same query; kept on the model, so they go with it."""
+        return self.lm.memoised(("app-answers",), Memo).get(key, compute)
 
     def cancel_flag(self, request: gr.Request | None, kind: str) -> threading.Event:
         """One flag per session and kind of job, so Cancel on one tab never stops another tab's job."""
@@ -163,6 +263,7 @@ class AppContext:
 
     def end_session(self, request: gr.Request) -> None:
         key = _session(request)
+        self._chosen.pop(key, None)
         for flag in [k for k in self._cancel if k[0] == key]:
             self._cancel.pop(flag, None)
         folder = self._dirs.pop(key, None)
@@ -194,6 +295,7 @@ def on(event: Callable, fn: Callable, inputs: Any, outputs: Any, api_name: str |
        **kwargs: Any) -> Any:
     """Wire a handler: input errors shown as messages, the handler queued in its concurrency group (model work
     inside @spaces.GPU on a ZeroGPU Space)."""
-    handler = user_errors(fn) if group == TASKS else on_gpu(user_errors(fn))
+    handler = visiting(user_errors(fn))
+    handler = handler if group == TASKS else on_gpu(handler)
     return event(handler, inputs, outputs, api_name=api_name, concurrency_id=group,
                  concurrency_limit=LIMITS[group], **kwargs)

@@ -84,9 +84,10 @@ def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method],
     return prebuilt.instant_method(ctx.lm, task, name, shots, seed)
 
 
-def panel_text(name: str, answer: Answer) -> str:
+def panel_text(name: str, answer: Answer, model: str) -> str:
     spec, pred = REGISTRY[name], answer.prediction
-    facts = [say("fact.ms", ms=answer.seconds * 1000), say("fact.prompt", n=pred.prompt_tokens)]
+    facts = [say("fact.model", model=model), say("fact.ms", ms=answer.seconds * 1000),
+             say("fact.prompt", n=pred.prompt_tokens)]
     if answer.stored_parameters:
         facts.append(say("fact.stored", n=answer.stored_parameters))
     if answer.trainable_parameters:
@@ -120,8 +121,10 @@ def predict_one(ctx: AppContext, name: str, task: Task, built: dict[str, Method]
 
 def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method], query: str, shots: int,
                  seed: int) -> tuple[str, Any, str]:
-    """One method's answer to one query: (markdown, probability figure, prompt used); errors stay in the panel."""
-    title = method_title(name)
+    """One method's answer to one query: (markdown, probability figure, prompt used), each naming the model that
+    made it; errors stay in the panel."""
+    model = ctx.lm.name
+    title = f"{method_title(name)} · {model}"
     try:
         answer = predict_one(ctx, name, task, built, query, shots, seed)
     except Exception as err:  # this method cannot serve the task: say why here, the other panels still answer
@@ -131,7 +134,7 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
         return f"### {title}\n_{say('not_built')}_", label_prob_bars(None, title, say("not_built_yet"), say), ""
     pred = answer.prediction
     bars = label_prob_bars(pred.label_probs, title, say("bars.open"), say)
-    return panel_text(name, answer), bars, pred.prompt
+    return panel_text(name, answer, model), bars, pred.prompt
 
 
 @dataclass
@@ -215,8 +218,11 @@ class Handlers:
         return (task, task_table(task), self.note(task), built, views, query,
                 *self.answers(task, built, query, shots, seed, chosen))
 
-    def switch_model(self, name: str, task: Task):
-        self.ctx.switch(name)
+    def switch_model(self, name: str, task: Task, request: gr.Request,
+                     progress: gr.Progress = gr.Progress()):  # noqa: B008
+        """This visitor's model becomes `name` (the others keep theirs), with the shipped methods and views for it."""
+        progress(0, desc=say("info.loading_model", name=name))
+        self.ctx.switch(name, request)
         description = say("describe.model", description=describe(task), model=self.ctx.lm.name)
         return *self.shipped(task, task.name in builtin_names()), self.note(task, description)
 
@@ -250,6 +256,7 @@ class Handlers:
                 notes.append(say("cannot_build", title=title, err=err))
                 continue
             notes.append(say("built_note", title=title, s=built[name].build_s))
+        notes = [say("built_note.model", note=note, model=lm.name) for note in notes]
         return built, "\n\n".join(notes) or say("nothing_to_build")
 
     def answer_batch(self, task: Task, built: dict, text: str, shots: int, seed: int, chosen: list[str]):
@@ -259,7 +266,7 @@ class Handlers:
         if len(queries) > MAX_BATCH:
             gr.Warning(say("warning.batch_cut", n=MAX_BATCH))
             queries = queries[:MAX_BATCH]
-        columns_out: dict[str, list[str]] = {say("batch.query"): queries}
+        columns_out = {say("batch.model"): [self.ctx.lm.name] * len(queries), say("batch.query"): queries}
         for name in chosen:
             method = method_for(self.ctx, name, task, built, shots, seed)
             if method is not None:
@@ -270,7 +277,9 @@ class Handlers:
 def task_controls(ctx: AppContext, first: Task) -> dict[str, Any]:
     """The model and task pickers, the editable examples, the query and its settings, the one-click queries."""
     with gr.Row():
-        model = gr.Dropdown(ctx.model_choices, value=ctx.lm.name, label=t("model"), scale=1)
+        # one model offered: nothing to pick
+        model = gr.Dropdown(ctx.model_choices, value=ctx.default, label=t("model"), scale=1,
+                            visible=len(ctx.model_choices) > 1)
         builtin = gr.Dropdown(task_choices(), value=DEFAULT_TASK, label=t("builtin_task"), scale=1)
         upload = gr.File(label=t("upload"),
                          file_types=[".csv", ".tsv", ".json", ".jsonl"], type="filepath", scale=2)

@@ -23,16 +23,31 @@ CANCELLED = 130  # the shell's status for a command stopped by Ctrl-C
 
 def cmd_app(args: argparse.Namespace) -> int:
     from icr_app.app import launch
+    from icr_app.app.pool import Budget
 
-    launch(args.model, loading_options(args), server_name=args.host, server_port=args.port)
+    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    gib = args.models_memory
+    budget = Budget(args.max_models, None if gib is None else int(gib * 2**30))
+    launch(args.model or (models[0] if models else None), loading_options(args), models=models, budget=budget,
+           server_name=args.host, server_port=args.port, share=args.share, root_path=args.root_path)
     return 0
 
 
 def add_app_command(sub: argparse._SubParsersAction) -> None:
-    p = command(sub, "app", "serve the web app", "icl-lab app --model smollm2-135m --port 7860")
-    p.add_argument("--host", default=None, help="address to listen on (default: Gradio's, 127.0.0.1)")
+    p = command(sub, "app", "serve the web app", "icl-lab app --models smollm2-135m,gemma3-270m --max-models 2")
+    p.add_argument("--host", default=None, help="address to listen on (default: Gradio's, 127.0.0.1; 0.0.0.0 for "
+                                                "every address, e.g. a classroom's network)")
     p.add_argument("--port", type=int, default=None, help="port (default: Gradio's, 7860 or $GRADIO_SERVER_PORT)")
-    add_model_args(p, "the model to serve (default: $ICL_LAB_MODEL or smollm2-135m)", default=None)
+    p.add_argument("--models", default=None, help="comma-separated models the page's picker offers (one model: "
+                                                  "no picker; default: the served model and the installed built-ins)")
+    p.add_argument("--max-models", type=int, default=None, help="models kept loaded at once at most (default: as "
+                                                                "many as the free memory holds)")
+    p.add_argument("--models-memory", type=float, default=None, metavar="GIB",
+                   help="GiB the loaded models may take together (default: the memory free when one loads)")
+    p.add_argument("--share", action="store_true", help="also serve through a public gradio.live link (Gradio's)")
+    p.add_argument("--root-path", default=None, help="the URL path the page is served under behind a proxy")
+    add_model_args(p, "the model every visitor starts with (default: the first of --models, else $ICL_LAB_MODEL or "
+                      "smollm2-135m)", default=None)
     p.set_defaults(func=cmd_app)
 
 

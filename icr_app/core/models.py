@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import threading
@@ -27,7 +28,7 @@ from icr_app.core.adapter import Adapter
 from icr_app.core.artefacts import private_name
 from icr_app.core.attention import ATTENTION, ATTENTIONS
 from icr_app.core.errors import UserError
-from icr_app.core.loading import LoadOptions, check_fits
+from icr_app.core.loading import LoadOptions, check_fits, model_bytes
 
 T = TypeVar("T")
 
@@ -400,29 +401,55 @@ def _trainable_through(model: PreTrainedModel) -> PreTrainedModel:
     return model
 
 
+# bitsandbytes logs this on every 8-bit matmul of float32 inputs, once per layer and call; LLM.int8 computes in
+# float16 by design, so it tells the user nothing and would bury a command's output.
+logging.getLogger("bitsandbytes.autograd._functions").addFilter(
+    lambda record: not record.getMessage().startswith("MatMul8bitLt: inputs will be cast"))
+
 _LOADED: dict[tuple[str, LoadOptions], LoadedModel] = {}
-_LOAD_LOCK = threading.Lock()
+_LOADING: dict[tuple[str, LoadOptions], threading.Lock] = {}  # one per model being loaded
+_LOAD_LOCK = threading.Lock()  # guards the two dicts; never held while a model loads
 
 
 def load_model(name_or_path: str = DEFAULT_MODEL, options: LoadOptions | None = None, **fields: Any) -> LoadedModel:
     """Load (once per process and options) a built-in name, a .gguf file, a local HF checkpoint folder or a hub id,
     as `options` say (default: `LoadOptions()`), with `fields` of `LoadOptions` given as keywords in their place
     (dtype="bfloat16", quantization="4bit", revision=..., ...). Nothing here reads the environment: the CLI and
-    a Space's app.py make the options (`LoadOptions.from_env`) and hand them down."""
+    a Space's app.py make the options (`LoadOptions.from_env`) and hand them down. A model being loaded makes
+    only the callers asking for that same model wait."""
     options = (options or LoadOptions()).given(**fields)
-    name_or_path = builtin_name(name_or_path)
+    key = (builtin_name(name_or_path), options)
     with _LOAD_LOCK:
-        if (name_or_path, options) not in _LOADED:
-            model, tok = _load(name_or_path, options)
-            _LOADED[name_or_path, options] = wrap(owned(_trainable_through(model), options.kernel), tok, name_or_path)
-        return _LOADED[name_or_path, options]
+        loading = _LOADING.setdefault(key, threading.Lock())
+    with loading:
+        with _LOAD_LOCK:
+            if key in _LOADED:
+                return _LOADED[key]
+        model, tok = _load(*key)
+        lm = wrap(owned(_trainable_through(model), options.kernel), tok, key[0])
+        with _LOAD_LOCK:
+            _LOADED[key] = lm
+            return lm
 
 
 def release(name: str) -> None:
-    """Forget a loaded model, so its memory goes once no one holds it (the app keeps one model at a time)."""
+    """Forget a loaded model, so its memory goes once no one holds it (the page's `ModelPool` decides when)."""
     with _LOAD_LOCK:
         for key in [key for key in _LOADED if key[0] == name]:
             del _LOADED[key]
+
+
+def model_footprint(name: str, options: LoadOptions | None = None) -> int:
+    """The bytes model `name` takes once loaded as `options` say, counted as the memory check counts them (from
+    its config, before loading it)."""
+    options = options or LoadOptions()
+    name = builtin_name(name)
+    try:
+        gguf = gguf_file(name)
+        path = name if gguf is None else gguf_checkpoint(gguf)
+    except FileNotFoundError:  # a built-in whose package is missing loads from the hub
+        path = BUILTIN_MODELS[name].hub_id
+    return model_bytes(path, options.torch_dtype(), options.quantization, **options.hub_kwargs())[""]
 
 
 def installed_models() -> list[str]:

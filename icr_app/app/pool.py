@@ -1,0 +1,133 @@
+"""The models a running page keeps loaded: each visitor's choice, loaded on demand, within a budget.
+
+The models themselves live in `core.models`' per-process cache (`load_model` fills it, `release` empties it);
+the pool only decides which of them stay there. It counts, per model, the visitors' computations that use it
+(`lease`), and when a model must be loaded and the budget (a number of models and/or bytes) is spent, it releases
+the least recently used model that no computation holds. A model that still cannot fit is refused with the sizes
+(`BudgetError`), and the other visitors' models stay as they were.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import psutil
+
+from icr_app.core.loading import LoadOptions
+from icr_app.core.models import LoadedModel, builtin_name, load_model, model_footprint, release
+
+
+class BudgetError(Exception):
+    """A model that does not fit the page's budget while the models in use stay loaded."""
+
+    def __init__(self, name: str, need: int, room: int, kept: dict[str, int]) -> None:
+        self.name, self.need, self.room, self.kept = name, need, room, kept
+        super().__init__(f"{name} needs {need} bytes; {room} are free beside the models in use {kept}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many models, and how many bytes of them, may stay loaded at once (None: what the machine has free)."""
+
+    max_models: int | None = None
+    max_bytes: int | None = None
+
+    def room(self, kept_bytes: int, freed_bytes: int) -> int:
+        """The bytes a model about to load may take beside the models kept (`kept_bytes`), once those released
+        (`freed_bytes`, still counted in the machine's used memory) are gone."""
+        if self.max_bytes is not None:
+            return self.max_bytes - kept_bytes
+        return psutil.virtual_memory().available + freed_bytes
+
+
+class ModelPool:
+    """The page's loaded models by name, released least recently used first and never while leased."""
+
+    def __init__(self, options: LoadOptions, budget: Budget = Budget(), pinned: LoadedModel | None = None) -> None:
+        self.options, self.budget = options, budget
+        # a model the caller loaded and handed in (a test's tiny one) is theirs: kept, never released
+        self._pinned = {pinned.name: pinned} if pinned is not None else {}
+        self._sizes: dict[str, int] = {}  # bytes of each loaded model, as the loader's memory check counts them
+        self._recent: OrderedDict[str, None] = OrderedDict((name, None) for name in self._pinned)
+        self._uses: Counter[str] = Counter()
+        self._lock = threading.RLock()
+
+    def canonical(self, name: str) -> str:
+        return name if name in self._pinned else builtin_name(name)
+
+    def size(self, name: str) -> int:
+        if name not in self._sizes:
+            self._sizes[name] = (self._pinned[name].model.get_memory_footprint() if name in self._pinned
+                                 else model_footprint(name, self.options))
+        return self._sizes[name]
+
+    def loaded(self) -> dict[str, int]:
+        """{name: bytes} of the models kept, least recently used first."""
+        with self._lock:
+            return {name: self.size(name) for name in self._recent}
+
+    @contextmanager
+    def lease(self, name: str, announce: Callable[[str], None] = lambda _: None) -> Iterator[LoadedModel]:
+        """The model `name`, loaded if it is not (`announce(name)` first: a visitor sees what they wait for), and
+        kept loaded until the `with` ends."""
+        name = self.canonical(name)
+        with self._lock:
+            self._uses[name] += 1
+        try:
+            yield self._get(name, announce)
+        finally:
+            with self._lock:
+                self._uses[name] -= 1
+
+    def _get(self, name: str, announce: Callable[[str], None]) -> LoadedModel:
+        if name in self._pinned:
+            return self._touch(name, self._pinned[name])
+        with self._lock:
+            if name not in self._recent:
+                self._make_room(name)
+                self._recent[name] = None  # counted from now, so that concurrent loads leave room for it
+                announce(name)
+        try:
+            return self._touch(name, load_model(name, self.options))
+        except BaseException:
+            with self._lock:
+                self._recent.pop(name, None)
+            raise
+
+    def _touch(self, name: str, lm: LoadedModel) -> LoadedModel:
+        with self._lock:
+            self._recent[name] = None
+            self._recent.move_to_end(name)
+        return lm
+
+    def _make_room(self, name: str) -> None:
+        """Release the least recently used models no one uses until `name` fits (the lock held); BudgetError, with
+        nothing released, when it cannot fit beside the ones in use."""
+        need, kept, idle = self.size(name), list(self._recent), []
+        for old in list(self._recent):
+            if self._fits(need, kept):
+                break
+            if not self._uses[old] and old not in self._pinned:
+                kept.remove(old)
+                idle.append(old)
+        if not self._fits(need, kept):
+            in_use = [old for old in self._recent if old in kept]
+            raise BudgetError(name, need, max(self._room(in_use), 0), {old: self.size(old) for old in in_use})
+        for old in idle:
+            self._recent.pop(old)
+            release(old)
+        if idle:
+            gc.collect()  # their tensors go now, before the next model is loaded beside them
+
+    def _room(self, kept: list[str]) -> int:
+        kept_bytes = sum(self.size(name) for name in kept)
+        return self.budget.room(kept_bytes, sum(self.size(name) for name in self._recent) - kept_bytes)
+
+    def _fits(self, need: int, kept: list[str]) -> bool:
+        full = self.budget.max_models is not None and len(kept) >= self.budget.max_models
+        return not full and need <= self._room(kept)

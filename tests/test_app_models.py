@@ -1,0 +1,176 @@
+"""A page a class shares: each visitor's model is their own, the models stay loaded within a budget, and every
+answer names the model that made it. Two gradio_client Clients are two browser sessions."""
+
+import gc
+import json
+import weakref
+
+import pytest
+from gradio_client import Client
+from tiny import tiny_lm
+
+from icr_app.app import launch
+from icr_app.app.pool import Budget, BudgetError, ModelPool
+from icr_app.core import models
+from icr_app.core.loading import LoadOptions
+from icr_app.core.models import load_model
+
+SHOWN = ["zero-shot", "few-shot"]
+QUERY = "The acting was wooden and the plot made no sense."
+
+
+def _save(lm, path) -> str:
+    lm.model.save_pretrained(path)
+    lm.tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> tuple[str, str]:
+    """Two different tiny models as checkpoint folders (the page loads models by name), the second larger."""
+    root = tmp_path_factory.mktemp("models")
+    return _save(tiny_lm(seed=0), root / "tiny-a"), _save(tiny_lm(seed=1, n_layers=6), root / "tiny-b")
+
+
+def _serve(first: str, models_offered: list[str], budget: Budget):
+    return launch(first, LoadOptions(), models_offered, budget, prevent_thread_lock=True, server_name="127.0.0.1",
+                  server_port=None, quiet=True)
+
+
+@pytest.fixture(scope="module")
+def two_models(checkpoints):
+    demo = _serve(checkpoints[0], list(checkpoints), Budget(max_models=2))
+    yield demo.local_url
+    demo.close()
+    for path in checkpoints:
+        models.release(path)
+
+
+def _visitor(url: str) -> Client:
+    c = Client(url, verbose=False)
+    c.predict("sentiment", api_name="/load_builtin")
+    return c
+
+
+def _answer(c: Client, method: str) -> tuple[str, str, dict]:
+    """(prediction line, facts line, the probability figure's data) of one panel."""
+    md, fig, _prompt = c.predict(QUERY, 4, 0, SHOWN, api_name=f"/answer_{method.replace('-', '_')}")
+    lines = md.split("\n")
+    return lines[1], lines[3], json.loads(fig["plot"])["data"]
+
+
+def test_a_visitors_model_is_their_own(two_models, checkpoints):
+    """B switches to another model and works there; A, who never touched the picker, gets the same answers from
+    the same model, and every answer names its model."""
+    first, second = checkpoints
+    a, b = _visitor(two_models), _visitor(two_models)
+    before = {m: _answer(a, m) for m in SHOWN}
+    b.predict(second, api_name="/switch_model")
+    on_b = {m: _answer(b, m) for m in SHOWN}
+    after = {m: _answer(a, m) for m in SHOWN}
+    for m in SHOWN:
+        assert after[m][0] == before[m][0] and after[m][2] == before[m][2]
+        assert f"model {first}" in after[m][1] and f"model {second}" in on_b[m][1]
+        assert on_b[m][2] != before[m][2]  # B's probabilities are another model's
+    a.predict(first, api_name="/switch_model")  # A picking the model A has changes nothing
+    assert _answer(a, "few-shot")[2] == before["few-shot"][2]
+
+
+def test_a_batch_names_its_model(two_models, checkpoints):
+    b = _visitor(two_models)
+    b.predict(checkpoints[1], api_name="/switch_model")
+    table = b.predict(QUERY, 4, 0, SHOWN, api_name="/answer_batch")
+    assert table["headers"][0] == "model" and table["data"][0][0] == checkpoints[1]
+
+
+def test_a_model_not_offered_is_refused(two_models, checkpoints):
+    """The picker offers only the teacher's models (Gradio refuses another value), and so does the context."""
+    from icr_app.app.context import AppContext
+
+    with pytest.raises(Exception, match="not in the list of choices"):
+        _visitor(two_models).predict("gemma3-270m", api_name="/switch_model")
+    with pytest.raises(Exception, match="not one of this page's models"):
+        AppContext(checkpoints[0], models=list(checkpoints)).switch("gemma3-270m")
+
+
+def test_the_pool_releases_the_least_recently_used_model_only_when_unused(checkpoints):
+    first, second = checkpoints
+    pool = ModelPool(LoadOptions(), Budget(max_models=1))
+    with pool.lease(first) as lm:
+        gone = weakref.ref(lm)
+        with pytest.raises(BudgetError) as refused, pool.lease(second):
+            pass
+        assert refused.value.kept == {first: pool.size(first)} and refused.value.need == pool.size(second)
+        assert list(pool.loaded()) == [first]  # nothing released by the refusal
+    del lm
+    with pool.lease(second):
+        assert list(pool.loaded()) == [second]
+        assert not any(key[0] == first for key in models._LOADED)
+        gc.collect()
+        assert gone() is None  # really freed: nothing else held it
+    models.release(second)
+
+
+def test_a_choice_over_the_memory_budget_is_refused_with_sizes_and_the_others_undisturbed(checkpoints):
+    first, second = checkpoints
+    small = load_model(first).model.get_memory_footprint()
+    demo = _serve(first, list(checkpoints), Budget(max_bytes=small + 1024))
+    try:
+        a, b = _visitor(demo.local_url), _visitor(demo.local_url)
+        before = _answer(a, "few-shot")
+        with pytest.raises(Exception, match=r"needs .* MiB, but only .* MiB is free"):
+            b.predict(second, api_name="/switch_model")
+        assert f"model {first}" in _answer(b, "zero-shot")[1]  # B keeps the model B had
+        assert _answer(a, "few-shot")[2] == before[2]
+    finally:
+        demo.close()
+        models.release(first)
+
+
+def _ballast(path, seed: int) -> str:
+    """A tiny-vocabulary Llama whose MLPs make it about 50 MB, so that one model kept too many stands out of the
+    process's RSS noise."""
+    import torch
+    from tiny import tiny_tokenizer
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from icr_app.core.models import owned, wrap
+
+    tok = tiny_tokenizer()
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=16384, num_hidden_layers=4,
+                      num_attention_heads=4, num_key_value_heads=2, eos_token_id=tok.eos_token_id,
+                      pad_token_id=tok.pad_token_id, tie_word_embeddings=True)
+    return _save(wrap(owned(LlamaForCausalLM(cfg).float()), tok), path)
+
+
+@pytest.mark.slow
+def test_round_trips_between_models_do_not_grow_the_process(tmp_path):
+    """Ten round trips (switch to the other model, build, answer with every method, a batch) under a budget of one
+    model: the process's RSS after the tenth is where it was after the second (a model kept per trip: +50 MB)."""
+    import psutil
+
+    from icr_app.methods import REGISTRY
+
+    pair = [_ballast(tmp_path / "ballast-a", 0), _ballast(tmp_path / "ballast-b", 1)]
+    size = load_model(pair[0]).model.get_memory_footprint()
+    models.release(pair[0])
+    demo = _serve(pair[0], pair, Budget(max_models=1))
+    rss = []
+    try:
+        c = _visitor(demo.local_url)
+        for trip in range(10):
+            c.predict(pair[(trip + 1) % 2], api_name="/switch_model")
+            c.predict(["task-vector"], 4, 0, api_name="/build_methods")
+            for name in REGISTRY:
+                c.predict(QUERY, 4, 0, list(REGISTRY), api_name=f"/answer_{name.replace('-', '_')}")
+            c.predict(QUERY + "\nI loved it", 4, 0, list(REGISTRY), api_name="/answer_batch")
+            gc.collect()
+            rss.append(psutil.Process().memory_info().rss)
+    finally:
+        demo.close()
+        for path in pair:
+            models.release(path)
+    print(f"model {size / 2**20:.1f} MiB; RSS after each trip (MiB): {[round(r / 2**20) for r in rss]}")
+    assert sum(key[0] in pair for key in models._LOADED) == 0
+    assert rss[-1] - rss[1] < size / 2
