@@ -192,6 +192,8 @@ build the methods that learn from the examples → open the tabs below to see *w
     "lora.training": "training LoRA",
     "lora.summary": "LoRA for **{task}**: {n:,} trained parameters (rank {r} on {modules}); {steps} steps, kept step "
                     "{best} (validation loss {loss:.3f}, accuracy {acc:.0%}); built in {s:.0f} s",
+    "lora.summary_peft": "LoRA read from the PEFT folder **{task}**: {n:,} parameters (rank {r} on {modules}), "
+                         "trained elsewhere",
     "tv.tab": "Task vector",
     "tv.explain": "A few-shot prompt makes the model compute, at its last token, a state that already says which task "
                   "to do: the demonstrations are compressed into it. The task vector is that state after one block, "
@@ -675,6 +677,8 @@ ZH: dict[str, str] = {
     "lora.training": "正在训练 LoRA",
     "lora.summary": "**{task}** 的 LoRA：训练 {n:,} 个参数（秩 {r}，作用于 {modules}）；共 {steps} 步，保留第 {best} 步"
                     "（验证损失 {loss:.3f}，准确率 {acc:.0%}）；构建用时 {s:.0f} 秒",
+    "lora.summary_peft": "从 PEFT 文件夹 **{task}** 读入的 LoRA：{n:,} 个参数（秩 {r}，作用于 {modules}），"
+                         "在别处训练",
     "tv.tab": "任务向量",
     "tv.explain": "少样本提示让模型在最后一个词元处算出一个已经说明要做什么任务的状态：示例被压缩进了这个状态。任务向量"
                   "就是某一个块之后的这个状态，在该任务的多个少样本提示上取平均（每个提示都以一个不在其示例中的查询结尾）。"

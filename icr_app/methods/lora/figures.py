@@ -55,6 +55,9 @@ def beside_site(adapter: LoraState, built: dict, say: Say) -> go.Figure:
 
 def summary(adapter: LoraState, say: Say) -> str:
     m, c, cfg = adapter.meta, adapter.meta.curve, adapter.peft
+    if not c.val_step:  # read from a PEFT folder made elsewhere (`peft_folder`): no training was seen
+        return say("lora.summary_peft", task=m.task, n=adapter.n_parameters, r=cfg["r"],
+                   modules=", ".join(cfg["target_modules"]))
     best = c.val_step.index(c.best_step)
     return say("lora.summary", task=m.task, n=adapter.n_parameters, r=cfg["r"],
                modules=", ".join(cfg["target_modules"]), steps=len(c.train_loss), best=c.best_step,
