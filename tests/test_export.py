@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -162,6 +163,23 @@ def test_another_base_model_is_refused(lm, tmp_path):
     gpt2 = family_lm("gpt2")  # a folder written here says which model it was trained on
     with pytest.raises(ArtefactModelError, match="trained on model"):
         icl.load(icl.export(trained_looking(gpt2), "peft", tmp_path / "gpt2"), lm)
+
+
+def test_tensors_that_are_no_linear_layers_lora_are_refused(lm, tmp_path):
+    """A folder edited by hand: B of a norm layer, an A without its B, no weights at all."""
+    from safetensors.torch import save_file
+
+    folder = Path(peft_folder(lm, tmp_path / "edited"))
+    weights = folder / "adapter_model.safetensors"
+    q = "base_model.model.model.layers.0.self_attn.q_proj"
+    for tensors, refusal in (({"base_model.model.model.norm.lora_A.weight": torch.zeros(4, 64)}, "a LlamaRMSNorm"),
+                             ({f"{q}.lora_A.weight": torch.zeros(4, 64)}, "without its lora_B")):
+        save_file(tensors, str(weights))
+        with pytest.raises(ArtefactError, match=refusal):
+            icl.load(folder, lm)
+    weights.unlink()
+    with pytest.raises(ArtefactError, match="no adapter_model.safetensors"):
+        icl.load(folder, lm)
 
 
 def test_a_pickled_adapter_is_never_loaded(lm, tmp_path):
