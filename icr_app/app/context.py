@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+import spaces
 from gradio.context import LocalContext
 
 from icr_app.app.i18n import say
@@ -44,13 +45,17 @@ USER_ERRORS = (TaskError, LabelError, ArtefactError, ValueError)
 TASKS, ANSWERS, JOBS = "tasks", "answers", "jobs"
 LIMITS = {TASKS: None, ANSWERS: int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), JOBS: 2}
 
-try:  # on a ZeroGPU Space, model work runs inside @spaces.GPU; elsewhere the decorator is not there
-    import spaces
+# ZeroGPU holds a GPU for each call for the seconds it asks (60 by default) and refuses a call asking for more than
+# the visitor's daily quota has left, so each kind of call asks for its own bound: an answer takes seconds; a job (a
+# build of the shown methods, an analysis, an evaluation) builds each method in at most 9 s at Llama-8B's shape on one
+# H200 (BENCHMARKS.md), so two minutes cover every method on the built-in models, which are far smaller.
+GPU_SECONDS = {ANSWERS: 60, JOBS: 120}
 
-    on_gpu: Callable[[Callable], Callable] = spaces.GPU
-except ImportError:
-    def on_gpu(fn: Callable) -> Callable:
-        return fn
+
+def on_gpu(fn: Callable, group: str) -> Callable:
+    """`fn` inside @spaces.GPU with its group's bound: on a ZeroGPU Space each call holds a GPU while it runs;
+    anywhere else (SPACES_ZERO_GPU unset) spaces.GPU returns `fn` itself."""
+    return spaces.GPU(fn, duration=GPU_SECONDS[group])
 
 
 def _mib(n: int) -> str:
@@ -296,6 +301,6 @@ def on(event: Callable, fn: Callable, inputs: Any, outputs: Any, api_name: str |
     """Wire a handler: input errors shown as messages, the handler queued in its concurrency group (model work
     inside @spaces.GPU on a ZeroGPU Space)."""
     handler = visiting(user_errors(fn))
-    handler = handler if group == TASKS else on_gpu(handler)
+    handler = handler if group == TASKS else on_gpu(handler, group)
     return event(handler, inputs, outputs, api_name=api_name, concurrency_id=group,
                  concurrency_limit=LIMITS[group], **kwargs)
