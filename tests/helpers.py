@@ -103,16 +103,20 @@ _ROUTING: dict[int, object] = {}
 
 def routing_router(lm):
     """A router whose α head is not zero, so ICR really changes the tiny model's attention (one per model)."""
+    if id(lm) not in _ROUTING:
+        _ROUTING[id(lm)] = new_routing_router(lm)
+    return _ROUTING[id(lm)]
+
+
+def new_routing_router(lm):
+    """`routing_router` made afresh and kept nowhere (for a model that must be freed)."""
     from icr_app.methods.icr.pids import extract_pids
     from icr_app.methods.icr.router import new_router
 
-    if id(lm) in _ROUTING:
-        return _ROUTING[id(lm)]
     pids = extract_pids(lm, [builtin_task("sentiment"), builtin_task("antonyms")], rank=4, n_prompts=6, max_demos=4)
     r = new_router(lm, pids, 32, layers=[2, 3], encoder=hash_encoder, seed=0)
     torch.nn.init.normal_(r.net.alpha_mlp[-1].weight, std=2.0, generator=torch.Generator().manual_seed(0))
     r.net.alpha_scale.fill_(50.0)  # the tiny random model's attention is flat: push hard enough to move answers
-    _ROUTING[id(lm)] = r
     return r
 
 
