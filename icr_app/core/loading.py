@@ -78,9 +78,9 @@ class LoadOptions:
                 given[f.name] = text.strip().lower() in ("1", "true", "yes", "on") if f.type == "bool" else text
         return cls().given(**given)
 
-    def given(self, **fields: Any) -> LoadOptions:
-        """These options with the `fields` that are not None in their place."""
-        return replace(self, **{name: value for name, value in fields.items() if value is not None})
+    def given(self, **values: Any) -> LoadOptions:
+        """These options with the `values` that are not None in their place."""
+        return replace(self, **{name: value for name, value in values.items() if value is not None})
 
     def hub_kwargs(self) -> dict[str, Any]:
         """What every `from_pretrained` of the checkpoint (config, tokenizer, model) takes."""
