@@ -18,7 +18,7 @@ from tokenizers import processors
 import icr_app as icl
 from icr_app.analyses.anchors.prompt import sample_prompts
 from icr_app.cli import build_parser, main
-from icr_app.core.artefacts import artefact_kind, load_artefact
+from icr_app.core.artefacts import artefact_kind, load_artefact, save_artefact
 from icr_app.core.prompts import PromptFormatError, Template, sample_demos
 from icr_app.core.scoring import encode, label_set
 from icr_app.core.tasks import Example, builtin_task
@@ -26,6 +26,7 @@ from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering, BuildError
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit.library import build_library
+from icr_app.methods.elicit.method import ElicitConfig
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.zero_shot import ZeroShotMethod
@@ -153,6 +154,12 @@ def test_what_was_made_on_plain_prompts_is_refused_under_chat(chat_lm, tmp_path,
     library = build_library(chat_lm, [builtin_task("sentiment"), builtin_task("antonyms")], TINY_LIBRARY,
                             hash_encoder).save(tmp_path / LIBRARY_FILE, chat_lm.fingerprint)
     configs = tiny_configs(str(tmp_path / "router"), str(library))
+    old = load_artefact(library, "elicit-library")  # as the shipped libraries were written: one template, no format
+    old.meta = {key: value for key, value in old.meta.items() if key != "templates"} | {"template": {}}
+    save_artefact(tmp_path / "old.safetensors", "elicit-library", old.tensors, old.meta, chat_lm.fingerprint)
+    old_config = ElicitConfig(library=str(tmp_path / "old.safetensors"))
+    with pytest.raises(BuildError, match="ELICIT library was made on plain"):
+        build_method(chat_lm, builtin_task("sentiment"), "elicit", old_config, prompt_format="chat")
     for method, what in (("icr", "ICR router"), ("elicit", "ELICIT library")):
         with pytest.raises(BuildError) as err:
             build_method(chat_lm, builtin_task("sentiment"), method, configs[method], prompt_format="chat")

@@ -118,7 +118,8 @@ def build(ctx: BuildContext, config: ElicitConfig) -> ElicitMethod:
     Refused under a prompt format other than the library's entries' (those from before it was recorded: plain)."""
     t0 = time.perf_counter()
     lm, library = ctx.lm, cached_library(ctx.lm, config.library)
-    for made_on in {t.get("format", "plain") for t in library.info.get("templates", [])}:
+    templates = library.info.get("templates") or [library.info.get("template") or {}]  # older files: one, or none
+    for made_on in {t.get("format", "plain") for t in templates}:
         ctx.answering.check_format("ELICIT library", made_on)
     threshold = library.threshold(config.recall)
     queries = list(dict.fromkeys(ctx.train.inputs))[:SHOWN]
