@@ -66,7 +66,7 @@ def queries_for(task: str, n: int) -> list[str]:
 
 def ask(c: Client, v: Visitor, task: str, method: str, query: str) -> None:
     start = time.perf_counter()
-    md, fig, _prompt = c.predict(query, SHOTS, SEED, list(INSTANT), api_name=f"/answer_{method.replace('-', '_')}")
+    md, fig, _prompt = c.predict(query, SHOTS, SEED, [*INSTANT, BUILT], api_name=f"/answer_{method.replace('-', '_')}")
     v.latencies.append(time.perf_counter() - start)
     facts = md.split("\n")[3]
     model = facts.split(" · ")[0].removeprefix("model ")
@@ -120,6 +120,7 @@ def peak_rss(pid: int) -> int:
 def mismatches(visitors: list[Visitor]) -> list[str]:
     """The answers that differ from the library's, computed one at a time here on the model each answer names."""
     from icr_app import prebuilt
+    from icr_app.app.strings import EN  # what a panel shows for an empty answer
     from icr_app.core.models import load_model, release
     from icr_app.core.tasks import builtin_task
 
@@ -128,7 +129,7 @@ def mismatches(visitors: list[Visitor]) -> list[str]:
         lm = load_model(model)
         for _, task, method, query, pred, probs in [a for a in answers if a[0] == model]:
             ref = prebuilt.instant_method(lm, builtin_task(task), method, SHOTS, SEED).predict([query])[0]
-            same = ref.prediction == pred and all(abs(ref.label_probs.get(k, 0) - p) < 1e-4
+            same = (ref.prediction or EN["empty"]) == pred and all(abs(ref.label_probs.get(k, 0) - p) < 1e-4
                                                    for k, p in probs.items() if ref.label_probs)
             if not same:
                 wrong.append(f"{model} {task} {method} {query!r}: page {pred!r}, library {ref.prediction!r}")

@@ -211,12 +211,13 @@ def test_a_class_of_visitors_gets_their_own_models_sequential_answers(tmp_path):
     """bench/app_load.py with a few visitors over both built-in models, some switching mid-run: no request fails
     and every answer is what the library answers on that visitor's model and task, one at a time."""
     import importlib.util
+    import sys
     from pathlib import Path
 
     from helpers import free_port
 
     spec = importlib.util.spec_from_file_location("app_load", Path(__file__).parents[1] / "bench" / "app_load.py")
-    app_load = importlib.util.module_from_spec(spec)
+    app_load = sys.modules["app_load"] = importlib.util.module_from_spec(spec)  # its dataclass looks itself up
     spec.loader.exec_module(app_load)
     result = app_load.run(4, 1, ["smollm2-135m", "gemma3-270m"], None, free_port(), timeout=900)
     print(result)
