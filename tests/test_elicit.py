@@ -5,7 +5,7 @@ were built from the ICR router's domains."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 import pytest
 import torch
@@ -129,7 +129,7 @@ def test_each_domain_is_built_in_its_own_prompt(lm):
     sentiment, antonyms = embedded[:2]  # each entry's prompts, in order
     assert all(p.startswith("Review: ") and p.endswith("\nSentiment:") for p in sentiment)
     assert all(p.startswith("Input: ") and "Review:" not in p for p in antonyms)
-    assert library.info["templates"] == [asdict(own), asdict(Template())]
+    assert library.info["templates"] == [own.to_json(), Template().to_json()]
 
 
 def test_a_library_needs_two_domains(lm):
