@@ -151,7 +151,7 @@ def test_the_tab_draws_the_current_tasks_picks_at_first_sight(lm, library_path, 
     from icr_app.app.built_tab import not_built
 
     monkeypatch.setattr(method_module, "shipped_library", lambda _lm: library_path)
-    monkeypatch.setattr(method_module, "_LIBRARIES", {})
+    monkeypatch.setattr(lm, "_memo", {})  # no library another test loaded for the session's model
     show = tab_show(lm, "elicit")
     assert show({}, None) == (None, not_built("elicit"), None)  # no task yet
     figure, text, path = show({}, None, builtin_task("antonyms"))

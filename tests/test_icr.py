@@ -275,7 +275,7 @@ def test_ensemble_cli_joins_folders_and_reports_a_mismatch(lm, pids, tmp_path, m
     from icr_app.cli import flags as common
     from icr_app.methods.icr import router
 
-    monkeypatch.setattr(common, "load_model", lambda _name, **_options: lm)
+    monkeypatch.setattr(common, "load_model", lambda _name, _options: lm)
     monkeypatch.setattr(router, "minilm_encoder", lambda device: hash_encoder)
     for seed in (0, 1):
         trained_like(lm, pids, seed).save(tmp_path / f"seed{seed}")
