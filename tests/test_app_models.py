@@ -114,6 +114,28 @@ def test_the_pool_releases_the_least_recently_used_model_only_when_unused(checkp
     models.release(second)
 
 
+def test_a_run_waits_its_turn_for_a_model_that_needs_the_room_of_one_in_use(checkpoints):
+    """Under --max-models 1, a run on the other model waits until the run holding the room ends (a switch is told
+    at once instead, as above)."""
+    import threading
+
+    first, second = checkpoints
+    pool, got = ModelPool(LoadOptions(), Budget(max_models=1)), []
+    with pool.lease(first):
+        waiter = threading.Thread(target=lambda: got.extend(_lease_name(pool, second)))
+        waiter.start()
+        waiter.join(1.0)
+        assert waiter.is_alive() and got == []  # waiting: the room is in use
+    waiter.join(30)
+    assert got == [second] and list(pool.loaded()) == [second]
+    models.release(second)
+
+
+def _lease_name(pool: ModelPool, name: str) -> list[str]:
+    with pool.lease(name, wait=30) as lm:
+        return [lm.name]
+
+
 def test_a_choice_over_the_memory_budget_is_refused_with_sizes_and_the_others_undisturbed(checkpoints):
     first, second = checkpoints
     small = load_model(first).model.get_memory_footprint()

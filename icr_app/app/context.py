@@ -38,6 +38,7 @@ from icr_app.core.tasks import TaskError
 
 MAX_QUERY_CHARS = 2000
 MEMO_SIZE = 512
+TURN_SECONDS = 300  # how long a run waits for the room its visitor's model needs (a switch never waits: it is told)
 USER_ERRORS = (TaskError, LabelError, ArtefactError, ValueError)
 
 # Concurrency groups: reading a task file never waits behind the model; answers and long jobs queue apart,
@@ -60,6 +61,14 @@ def on_gpu(fn: Callable, group: str) -> Callable:
 
 def _mib(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB"
+
+
+def _refused(err: BudgetError) -> gr.Error:
+    """The visitor's message for a model that does not fit beside the ones in use, with the sizes."""
+    kept = ", ".join(f"{model} {_mib(size)}" for model, size in err.kept.items()) or "-"
+    if err.max_models is not None:
+        return gr.Error(say("error.model_budget_count", name=err.name, n=err.max_models, kept=kept))
+    return gr.Error(say("error.model_budget", name=err.name, need=_mib(err.need), room=_mib(err.room), kept=kept))
 
 
 def _loading_note(name: str) -> None:
@@ -231,7 +240,11 @@ class AppContext:
             with self.pool.lease(self.model_name()) as lm:
                 return lm
         if visit.lm is None:
-            visit.lm = visit.leases.enter_context(self.pool.lease(self.model_name(), _loading_note))
+            name = self.model_name()
+            try:  # a model released while its visitor was away comes back once the runs holding the room end
+                visit.lm = visit.leases.enter_context(self.pool.lease(name, _loading_note, wait=TURN_SECONDS))
+            except BudgetError as err:
+                raise _refused(err) from None
         return visit.lm
 
     def switch(self, name: str, request: gr.Request | None = None) -> LoadedModel:
@@ -244,9 +257,7 @@ class AppContext:
         try:
             visit.lm = visit.leases.enter_context(self.pool.lease(name, _loading_note))
         except BudgetError as err:
-            sizes = ", ".join(f"{model} {_mib(size)}" for model, size in err.kept.items())
-            raise gr.Error(say("error.model_budget", name=name, need=_mib(err.need), room=_mib(err.room),
-                               kept=sizes or "-")) from None
+            raise _refused(err) from None
         self._chosen[visit.session] = visit.lm.name
         return visit.lm
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,8 +26,9 @@ from icr_app.core.models import LoadedModel, builtin_name, load_model, model_foo
 class BudgetError(Exception):
     """A model that does not fit the page's budget while the models in use stay loaded."""
 
-    def __init__(self, name: str, need: int, room: int, kept: dict[str, int]) -> None:
+    def __init__(self, name: str, need: int, room: int, kept: dict[str, int], max_models: int | None) -> None:
         self.name, self.need, self.room, self.kept = name, need, room, kept
+        self.max_models = max_models  # set when the number of models, not the bytes, left no room
         super().__init__(f"{name} needs {need} bytes; {room} are free beside the models in use {kept}")
 
 
@@ -55,7 +57,7 @@ class ModelPool:
         self._sizes: dict[str, int] = {}  # bytes of each loaded model, as the loader's memory check counts them
         self._recent: OrderedDict[str, None] = OrderedDict((name, None) for name in self._pinned)
         self._uses: Counter[str] = Counter()
-        self._lock = threading.RLock()
+        self._lock = threading.Condition(threading.RLock())  # notified when a lease ends
 
     def canonical(self, name: str) -> str:
         return name if name in self._pinned else builtin_name(name)
@@ -72,24 +74,32 @@ class ModelPool:
             return {name: self.size(name) for name in self._recent}
 
     @contextmanager
-    def lease(self, name: str, announce: Callable[[str], None] = lambda _: None) -> Iterator[LoadedModel]:
+    def lease(self, name: str, announce: Callable[[str], None] = lambda _: None,
+              wait: float = 0.0) -> Iterator[LoadedModel]:
         """The model `name`, loaded if it is not (`announce(name)` first: a visitor sees what they wait for), and
-        kept loaded until the `with` ends."""
+        kept loaded until the `with` ends; when it does not fit beside the models in use, waiting up to `wait`
+        seconds for their runs to end before BudgetError."""
         name = self.canonical(name)
         with self._lock:
             self._uses[name] += 1
         try:
-            yield self._get(name, announce)
+            yield self._get(name, announce, time.monotonic() + wait)
         finally:
             with self._lock:
                 self._uses[name] -= 1
+                self._lock.notify_all()
 
-    def _get(self, name: str, announce: Callable[[str], None]) -> LoadedModel:
+    def _get(self, name: str, announce: Callable[[str], None], deadline: float) -> LoadedModel:
         if name in self._pinned:
             return self._touch(name, self._pinned[name])
         with self._lock:
-            if name not in self._recent:
-                self._make_room(name)
+            while name not in self._recent:
+                try:
+                    self._make_room(name)
+                except BudgetError:
+                    if not self._lock.wait(max(0.0, deadline - time.monotonic())):
+                        raise
+                    continue
                 self._recent[name] = None  # counted from now, so that concurrent loads leave room for it
                 announce(name)
         try:
@@ -117,7 +127,9 @@ class ModelPool:
                 idle.append(old)
         if not self._fits(need, kept):
             in_use = [old for old in self._recent if old in kept]
-            raise BudgetError(name, need, max(self._room(in_use), 0), {old: self.size(old) for old in in_use})
+            by_count = self.budget.max_models if len(in_use) >= (self.budget.max_models or len(in_use) + 1) else None
+            raise BudgetError(name, need, max(self._room(in_use), 0), {old: self.size(old) for old in in_use},
+                              by_count)
         for old in idle:
             self._recent.pop(old)
             release(old)

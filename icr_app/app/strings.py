@@ -97,6 +97,9 @@ build the methods that learn from the examples → open the tabs below to see *w
                           "({kept}); your model stays as it was. Try again when they are done, or ask whoever runs "
                           "the page for a larger --max-models or memory",
     "info.loading_model": "Loading {name} for you (other visitors keep their models)…",
+    "error.model_budget_count": "{name} cannot be loaded now: the page keeps at most {n} model(s) loaded and "
+                                "visitors are using them ({kept}); your model stays as it was. Try again when they "
+                                "are done, or ask whoever runs the page for a larger --max-models",
     "error.no_batch": "type one query per line",
     "warning.batch_cut": "only the first {n} queries are answered",
     "warning.query_cut": "the query was cut to its first {n} characters",
@@ -593,6 +596,8 @@ ZH: dict[str, str] = {
     "error.model_budget": "{name} 需要 {need}，但除了其他访客正在使用的模型（{kept}）之外只剩 {room} 可用；"
                           "你的模型保持不变。请等他们用完再试，或请运行本页面的人调大 --max-models 或内存",
     "info.loading_model": "正在为你加载 {name}（其他访客的模型不受影响）…",
+    "error.model_budget_count": "现在无法加载 {name}：本页面最多同时加载 {n} 个模型，而其他访客正在使用它们（{kept}）；"
+                                "你的模型保持不变。请等他们用完再试，或请运行本页面的人调大 --max-models",
     "error.no_batch": "请每行输入一个查询",
     "warning.batch_cut": "只回答前 {n} 个查询",
     "warning.query_cut": "查询被截断为前 {n} 个字符",
