@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -143,15 +143,16 @@ def run(n_visitors: int, n_queries: int, models: list[str], max_models: int | No
 
     server = serve(models, port, max_models)
     try:
-        start = time.perf_counter()
-        with ThreadPoolExecutor(n_visitors) as pool:
-            futures = [pool.submit(visit, f"http://127.0.0.1:{port}/", i, models, n_queries)
-                       for i in range(n_visitors)]
-            visitors = [f.result(timeout=max(1.0, timeout - (time.perf_counter() - start))) for f in futures]
+        start, pool = time.perf_counter(), ThreadPoolExecutor(n_visitors)
+        futures = [pool.submit(visit, f"http://127.0.0.1:{port}/", i, models, n_queries) for i in range(n_visitors)]
+        wait(futures, timeout=timeout)
+        visitors = [f.result() if f.done() else Visitor(i, errors=[f"visitor {i}: not done in {timeout:.0f} s"])
+                    for i, f in enumerate(futures)]
         wall, rss = time.perf_counter() - start, peak_rss(server.pid)
     finally:
-        server.kill()
+        server.kill()  # a visitor still waiting on it gets an error and ends
         server.wait()
+    pool.shutdown(wait=True)
     latencies = sorted(t for v in visitors for t in v.latencies)
     return {"visitors": n_visitors, "max_models": max_models, "answers": len(latencies), "wall_s": wall,
             "p50_s": statistics.median(latencies) if latencies else None,
