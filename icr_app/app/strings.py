@@ -1050,6 +1050,14 @@ ZH: dict[str, str] = {
     "error.model.not_installed": "模型“{name}”没有安装（{err}），且无法连接到模型仓库；请这样安装：{hint}",
     "error.model.unknown": "未知的模型“{name}”：既不是内置模型名、.gguf 文件，也不是本地检查点文件夹或可访问的仓库 ID。"
                            "内置模型：{builtin}",
+    "error.model.no_such_gguf": "{file}：没有这个 GGUF 文件",
+    "error.model.bad_gguf": "{file}：transformers 无法读取并反量化这个 GGUF 文件（文件被截断、已损坏，"
+                            "或是它不转换的架构）：{err}",
+    "error.model.kernel": "未知的注意力内核“{kernel}”：ICL Lab 运行自己的注意力函数，它调用以下之一：{kernels}",
+    "error.model.quantization": "未知的量化方式“{quantization}”；应为以下之一：{known}",
+    "error.model.quantized": "{what} 无法在以 {quantization} 量化加载的模型上运行：{why}；去掉 --quantization "
+                             "重新加载模型即可运行它",
+    "error.model.no_bitsandbytes": "--quantization {quantization} 需要 bitsandbytes；请这样安装：{install}",
     "error.model.unsupported": "ICL Lab 不认识“{model_type}”架构；支持的模型家族：{families}",
     "error.model.too_large": "模型 {name} 在 {dtype} 下需要在设备 {device} 上占用 {need}（共 {total}，按配置估算），"
                              "但那里只有 {limit} 可用。能让它放得下的参数：{flags}",
@@ -1073,14 +1081,6 @@ ZH: dict[str, str] = {
     "fig.elicit.hover": "第 %{{x}} 个查询：%{{text}}<br>{entry}：得分 %{{y:.3f}}",
     "fig.elicit.threshold": "阈值 {threshold:.3f}（召回率 {recall}）",
     "fig.elicit.query": "任务的查询",
-    "error.model.no_such_gguf": "{file}：没有这个 GGUF 文件",
-    "error.model.bad_gguf": "{file}：transformers 无法读取并反量化这个 GGUF 文件（文件被截断、已损坏，"
-                            "或是它不转换的架构）：{err}",
-    "error.model.kernel": "未知的注意力内核“{kernel}”：ICL Lab 运行自己的注意力函数，它调用以下之一：{kernels}",
-    "error.model.quantization": "未知的量化方式“{quantization}”；应为以下之一：{known}",
-    "error.model.quantized": "{what} 无法在以 {quantization} 量化加载的模型上运行：{why}；去掉 --quantization "
-                             "重新加载模型即可运行它",
-    "error.model.no_bitsandbytes": "--quantization {quantization} 需要 bitsandbytes；请这样安装：{install}",
     "fig.elicit.score": "最佳库项的检索得分",
     "error.elicit.not_shipped": "模型“{model}”没有随应用提供 ELICIT 能力库（已提供的模型：{shipped}）；可以用 "
                                 "`{command}` 构建一个，再用 --elicit-library 指向它",

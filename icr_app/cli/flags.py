@@ -74,7 +74,6 @@ def add_model_args(p: argparse.ArgumentParser, text: str = "built-in model name,
     group.add_argument("--offload-folder", default=None,
                        help="where weights that fit nowhere else are offloaded to disk "
                             "(default: $ICL_LAB_OFFLOAD_FOLDER)")
-
     group.add_argument("--quantization", default=None, choices=QUANTIZATIONS,
                        help="load the linear layers quantised by bitsandbytes, 4 or 8 bits an entry (some methods "
                             "refuse a quantised model: docs/your-own-model.md) (default: $ICL_LAB_QUANTIZATION, "
@@ -91,6 +90,7 @@ def add_model_args(p: argparse.ArgumentParser, text: str = "built-in model name,
                        help="the kernel ICL Lab's attention function calls where no method reads or changes the "
                             "attention: sdpa, or eager (the attention as matrices) "
                             "(default: $ICL_LAB_ATTN_IMPLEMENTATION, else sdpa)")
+
 
 def loading_options(args: argparse.Namespace) -> LoadOptions:
     """The loading flags the user gave, over the ICL_LAB_* variables (the one place the CLI reads them)."""
