@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from packaging.requirements import Requirement
 
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import builtin_task
@@ -229,3 +230,14 @@ def shipped_artefacts(kind: str) -> dict[Path, Any]:
     paths = sorted(PREBUILT.glob(f"*/*/{kind}.safetensors"))
     assert {path.parent for path in paths} == {task for task in PREBUILT.glob("*/*") if task.is_dir()}
     return {path: load_artefact(path, kind) for path in paths}
+
+
+def requirements_in(path: Path) -> list[Requirement]:
+    """A requirements file's requirements, those of the files it includes (`-r FILE`) too."""
+    out = []
+    for line in (line.split("#")[0].strip() for line in path.read_text().splitlines()):
+        if line.startswith("-r "):
+            out += requirements_in(path.parent / line.removeprefix("-r ").strip())
+        elif line and not line.startswith("-"):
+            out.append(Requirement(line))
+    return out

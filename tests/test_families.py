@@ -166,7 +166,7 @@ def test_saliency_matches_a_finite_difference(flm, sentiment):
     flow = prompt_saliency(flm, p, sentiment.labels)
     layer = 1
     i, j = divmod(int(flow[layer].tril(-1).argmax()), len(p))
-    label_ids = first_label_ids(flm, sentiment.labels)
+    label_ids = first_label_ids(flm, sentiment.labels, p.template)
     gold = torch.tensor([sentiment.labels.index(p.query.output)])
 
     def loss_with(eps: float) -> float:

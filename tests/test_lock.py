@@ -13,6 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from helpers import requirements_in
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -21,21 +22,10 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _requirements(path: Path) -> list[Requirement]:
-    """A requirements file's requirements, those of the files it includes (`-r FILE`) too."""
-    out = []
-    for line in (line.split("#")[0].strip() for line in path.read_text().splitlines()):
-        if line.startswith("-r "):
-            out += _requirements(path.parent / line.removeprefix("-r ").strip())
-        elif line and not line.startswith("-"):
-            out.append(Requirement(line))
-    return out
-
-
 @pytest.fixture(scope="module")
 def lock() -> dict[str, str]:
     pins = {}
-    for req in _requirements(ROOT / "requirements.lock"):
+    for req in requirements_in(ROOT / "requirements.lock"):
         (spec,) = req.specifier
         assert spec.operator == "==", f"{req} is not an exact pin"
         pins[canonicalize_name(req.name)] = spec.version
@@ -55,7 +45,7 @@ def test_the_lock_pins_no_cuda_package(lock):
 
 
 def test_every_declared_range_is_pinned_inside_it(lock):
-    declared = _requirements(ROOT / "requirements.txt") + _requirements(ROOT / "requirements-dev.txt")
+    declared = requirements_in(ROOT / "requirements.txt") + requirements_in(ROOT / "requirements-dev.txt")
     for req in declared:
         name = canonicalize_name(req.name)
         assert name in lock, f"{req.name} is declared but not locked"
@@ -66,7 +56,7 @@ def test_the_page_installs_the_library_and_its_own_packages():
     """requirements.txt (what a Space installs) is the library's requirements and the page's, which the library's
     leave out (`pip install .` has no gradio, plotly or kaleido)."""
     def names(file: str) -> set[str]:
-        return {canonicalize_name(req.name) for req in _requirements(ROOT / file)}
+        return {canonicalize_name(req.name) for req in requirements_in(ROOT / file)}
 
     lib, app = names("requirements-lib.txt"), names("requirements-app.txt")
     assert {"torch", "transformers"} <= lib and {"gradio", "plotly", "kaleido"} <= app and not lib & app

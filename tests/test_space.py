@@ -14,8 +14,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 import spaces
-from helpers import free_port
-from test_lock import _requirements
+from helpers import free_port, requirements_in
 
 from icr_app.app import context
 from icr_app.app.i18n import method_title
@@ -41,7 +40,7 @@ def front_matter() -> dict[str, str | list[str]]:
 
 
 def locked(name: str) -> str:
-    (req,) = [r for r in _requirements(ROOT / "requirements.lock") if r.name == name]
+    (req,) = [r for r in requirements_in(ROOT / "requirements.lock") if r.name == name]
     return str(req.specifier).removeprefix("==")
 
 
@@ -65,8 +64,8 @@ def test_requirements_txt_stands_alone():
     there; it holds the library's and the page's ranges, the same as the files pyproject reads."""
     lines = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
     assert not [line for line in lines if line.startswith("-")]
-    parts = _requirements(ROOT / "requirements-lib.txt") + _requirements(ROOT / "requirements-app.txt")
-    assert sorted(map(str, _requirements(ROOT / "requirements.txt"))) == sorted(map(str, parts))
+    parts = requirements_in(ROOT / "requirements-lib.txt") + requirements_in(ROOT / "requirements-app.txt")
+    assert sorted(map(str, requirements_in(ROOT / "requirements.txt"))) == sorted(map(str, parts))
 
 
 def test_model_work_asks_zero_gpu_for_its_kind_of_calls_bound(monkeypatch):
