@@ -14,8 +14,8 @@ import torch
 
 from icr_app.core.datafetch import fv_dir, require_fv
 from icr_app.core.models import load_model
-from icr_app.core.prompts import Template, sample_demos
-from icr_app.core.tasks import load_task, split
+from icr_app.core.prompts import Template
+from icr_app.core.tasks import load_task, sample_demos, split
 from icr_app.methods.icr.pids import capture_last_qk, fit_pids, icl_prompts
 from icr_app.methods.icr.router import last_third
 

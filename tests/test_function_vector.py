@@ -12,9 +12,8 @@ from helpers import TINY_FV, no_hooks, tab_show
 from tiny import build_state, family_lm
 
 from icr_app.app.i18n import say
-from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.scoring import encode, prefill
-from icr_app.core.tasks import builtin_task
+from icr_app.core.tasks import builtin_task, sample_icl_prompts
 from icr_app.core.trace import Trace
 from icr_app.evaluation import evaluate
 from icr_app.methods.base import Answering, Method
@@ -30,7 +29,7 @@ from icr_app.methods.function_vector import (
     site_overlap,
     top_heads,
 )
-from icr_app.methods.function_vector_figures import aie_figure, overlap_text
+from icr_app.methods.function_vector.figures import aie_figure, overlap_text
 from icr_app.methods.last_token import gold_and_candidates
 from icr_app.methods.state import built_fields
 

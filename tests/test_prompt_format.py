@@ -19,9 +19,9 @@ import icr_app as icl
 from icr_app.analyses.anchors.prompt import sample_prompts
 from icr_app.cli import build_parser, main
 from icr_app.core.artefacts import artefact_kind, load_artefact, save_artefact
-from icr_app.core.prompts import PromptFormatError, Template, sample_demos
+from icr_app.core.prompts import PromptFormatError, Template
 from icr_app.core.scoring import encode, label_set
-from icr_app.core.tasks import Example, builtin_task
+from icr_app.core.tasks import Example, builtin_task, sample_demos
 from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering, BuildError
 from icr_app.methods.elicit import library as library_module

@@ -3,8 +3,8 @@ from collections import Counter
 
 import pytest
 
-from icr_app.core.prompts import Template, sample_demos
-from icr_app.core.tasks import builtin_task
+from icr_app.core.prompts import Template
+from icr_app.core.tasks import builtin_task, sample_demos
 
 
 def test_template_formats():

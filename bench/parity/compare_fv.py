@@ -32,9 +32,9 @@ from safetensors.torch import load_file
 from units import accuracy_cells, compared, handed_split, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
-from icr_app.core.prompts import Template, sample_icl_prompts
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import first_token_id
-from icr_app.core.tasks import Example
+from icr_app.core.tasks import Example, sample_icl_prompts
 from icr_app.methods import build_method
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.function_vector import (

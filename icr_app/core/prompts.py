@@ -1,4 +1,4 @@
-"""Prompt templates, the two prompt formats, and demonstration sampling (docs/scoring.md).
+"""Prompt templates and the two prompt formats (docs/scoring.md); demonstrations are sampled in tasks.
 
 A `Template` says what a query and a demonstration say (`query`, `sep`); its `format` says how that text reaches
 the model: "plain" is the text itself, "chat" is the same query as a user turn through the tokenizer's own chat
@@ -8,21 +8,28 @@ analysis is made here, so one setting changes them all.
 
 from __future__ import annotations
 
-import random
-from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from icr_app.core.errors import UserError
-
-if TYPE_CHECKING:  # tasks carry a Template, so prompts may not import tasks at run time
-    from icr_app.core.tasks import Example, Task
 
 SHOTS = 10  # demonstrations per few-shot prompt (evaluate keeps at least this many training examples)
 
 PromptFormat = Literal["plain", "chat"]
 PROMPT_FORMATS: tuple[PromptFormat, ...] = ("plain", "chat")
 _ANSWER = "\x00answer\x00"  # a stand-in answer, to read what a chat template writes after one
+
+
+class Labelled(Protocol):
+    """A demonstration as a template reads it: an input and its answer (a task's `Example`). Stated here rather
+    than imported, because tasks carry a Template: prompts is the leaf of core's task modules."""
+
+    @property
+    def input(self) -> str: ...
+
+    @property
+    def output(self) -> str: ...
 
 
 class PromptFormatError(UserError):
@@ -112,20 +119,20 @@ class Template:
     def zero_shot(self, x: str) -> str:
         return self.few_shot([], x)
 
-    def demo(self, ex: Example) -> str:
+    def demo(self, ex: Labelled) -> str:
         """One demonstration as a few-shot prompt holds it (plain), or as a conversation of its own (chat)."""
         if self.format == "chat":
             return self._chat().render(self._turns(ex), generation_prompt=False)
         return f"{self.query_text(ex.input)}{self.answer_text(ex.output)}{self.sep}"
 
-    def few_shot(self, demos: list[Example], x: str) -> str:
+    def few_shot(self, demos: Sequence[Labelled], x: str) -> str:
         """The demonstrations, then the query: one text (plain), or one turn each (chat; docs/scoring.md)."""
         if self.format == "chat":
             turns = [turn for d in demos for turn in self._turns(d)]
             return self._chat().render(turns + [("user", self.query_text(x))], generation_prompt=True)
         return "".join(self.demo(d) for d in demos) + self.query_text(x)
 
-    def _turns(self, ex: Example) -> list[tuple[str, str]]:
+    def _turns(self, ex: Labelled) -> list[tuple[str, str]]:
         return [("user", self.query_text(ex.input)), ("assistant", self.answer_text(ex.output))]
 
     def _chat(self) -> ChatFormat:
@@ -133,36 +140,3 @@ class Template:
             raise RuntimeError("a chat template renders only once bound to a tokenizer (Template.for_tokenizer)")
         return self.chat
 
-
-def sample_demos(
-    train: Task, k: int, rng: random.Random, exclude_input: str | None = None
-) -> list[Example]:
-    """k demonstrations, class-balanced for classification (round-robin over labels), shuffled."""
-    pool = [e for e in train.examples if e.input != exclude_input]
-    k = min(k, len(pool))
-    if train.kind != "classification":
-        return rng.sample(pool, k)
-    by_label: dict[str, list[Example]] = defaultdict(list)
-    for e in pool:
-        by_label[e.output].append(e)
-    for exs in by_label.values():
-        rng.shuffle(exs)
-    labels = list(by_label)
-    rng.shuffle(labels)
-    picked: list[Example] = []
-    while len(picked) < k:
-        for lab in labels:
-            if by_label[lab] and len(picked) < k:
-                picked.append(by_label[lab].pop())
-    rng.shuffle(picked)
-    return picked
-
-
-def sample_icl_prompts(task: Task, template: Template, n_prompts: int, n_demos: int, seed: int) -> list[str]:
-    """n_prompts few-shot prompts, each n_demos demonstrations plus a query, all drawn from the task."""
-    rng = random.Random(seed)
-    prompts = []
-    for _ in range(n_prompts):
-        query = rng.choice(task.examples)
-        prompts.append(template.few_shot(sample_demos(task, n_demos, rng, exclude_input=query.input), query.input))
-    return prompts

@@ -3,7 +3,7 @@
 The built-in tasks are JSON files shipped as package data (`icr_app/assets/tasks/`), written by the project.
 
 Every rejection is a `TaskError` whose message says what is wrong and where, so the CLI and the
-app can show it as is.
+app can show it as is. Demonstrations for a few-shot prompt are drawn here too (`sample_demos`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import random
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -240,3 +241,37 @@ def item_keys(task: Task) -> list[str]:
     """A short stable name per example, from its text: the same item drawn by two seeds' splits gets one name,
     so pooled tests can count it once (`stats.paired`)."""
     return [hashlib.sha1(json.dumps([e.input, e.output]).encode()).hexdigest()[:16] for e in task.examples]
+
+
+def sample_demos(
+    train: Task, k: int, rng: random.Random, exclude_input: str | None = None
+) -> list[Example]:
+    """k demonstrations, class-balanced for classification (round-robin over labels), shuffled."""
+    pool = [e for e in train.examples if e.input != exclude_input]
+    k = min(k, len(pool))
+    if train.kind != "classification":
+        return rng.sample(pool, k)
+    by_label: dict[str, list[Example]] = defaultdict(list)
+    for e in pool:
+        by_label[e.output].append(e)
+    for exs in by_label.values():
+        rng.shuffle(exs)
+    labels = list(by_label)
+    rng.shuffle(labels)
+    picked: list[Example] = []
+    while len(picked) < k:
+        for lab in labels:
+            if by_label[lab] and len(picked) < k:
+                picked.append(by_label[lab].pop())
+    rng.shuffle(picked)
+    return picked
+
+
+def sample_icl_prompts(task: Task, template: Template, n_prompts: int, n_demos: int, seed: int) -> list[str]:
+    """n_prompts few-shot prompts, each n_demos demonstrations plus a query, all drawn from the task."""
+    rng = random.Random(seed)
+    prompts = []
+    for _ in range(n_prompts):
+        query = rng.choice(task.examples)
+        prompts.append(template.few_shot(sample_demos(task, n_demos, rng, exclude_input=query.input), query.input))
+    return prompts

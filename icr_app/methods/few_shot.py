@@ -5,8 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from icr_app.core.prompts import sample_demos
-from icr_app.core.tasks import Task
+from icr_app.core.tasks import Task, sample_demos
 from icr_app.methods.base import Answering, BuildContext, Method, MethodSpec
 
 

@@ -44,8 +44,8 @@ import torch
 from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, sample_demos, sample_icl_prompts
-from icr_app.core.tasks import Example, Task
+from icr_app.core.prompts import Template
+from icr_app.core.tasks import Example, Task, sample_demos, sample_icl_prompts
 from icr_app.methods.base import BuildContext, Method, MethodView
 from icr_app.methods.last_token import (
     LastTokenEdit,

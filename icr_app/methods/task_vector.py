@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 import torch
 
 from icr_app.core.capture import blocks, last_token_means
-from icr_app.core.prompts import sample_icl_prompts
-from icr_app.core.tasks import Example, Task
+from icr_app.core.tasks import Example, Task, sample_icl_prompts
 from icr_app.methods.base import BuildContext, Method, MethodView
 from icr_app.methods.last_token import (
     LastTokenEdit,

@@ -18,9 +18,9 @@ from icr_app.analyses.anchors.prefix import answer_logits, check_compressible, d
 from icr_app.analyses.anchors.prompt import AnchorPrompt, build_prompt, first_label_ids
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, sample_demos
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode, prefill
-from icr_app.core.tasks import Task, split
+from icr_app.core.tasks import Task, sample_demos, split
 
 
 def anchor_positions(prompt: AnchorPrompt) -> list[int]:

@@ -17,9 +17,9 @@ import torch
 import torch.nn.functional as F
 
 from icr_app.core.models import LoadedModel
-from icr_app.core.prompts import Template, sample_demos
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import LabelError, label_set
-from icr_app.core.tasks import Example, Task
+from icr_app.core.tasks import Example, Task, sample_demos
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,9 @@ from transformers import AutoModelForCausalLM
 from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel, owned, wrap
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, sample_demos
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode
-from icr_app.core.tasks import Example, Task
+from icr_app.core.tasks import Example, Task, sample_demos
 from icr_app.core.trace import Trace, main_tensor
 
 N_SINGULAR = 8

@@ -37,9 +37,9 @@ from icr_app.core.loading import dtype_name
 from icr_app.core.models import LoadedModel
 from icr_app.core.paths import ASSETS
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import SHOTS, Template, sample_icl_prompts
+from icr_app.core.prompts import SHOTS, Template
 from icr_app.core.seeds import seeded
-from icr_app.core.tasks import Example, Task, split
+from icr_app.core.tasks import Example, Task, sample_icl_prompts, split
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.last_token import Combine, best_layer, layer_sweep
 from icr_app.methods.state import tensor_field

@@ -58,9 +58,9 @@ from icr_app.core.capture import last_token_means
 from icr_app.core.grads import add_grad
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, sample_demos
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import Intervention, encode, first_token_id, prefill
-from icr_app.core.tasks import Example
+from icr_app.core.tasks import Example, sample_demos
 from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import Answering, BuildContext
 from icr_app.methods.i2cl.artefact import MODULES, I2CLMeta, I2CLState

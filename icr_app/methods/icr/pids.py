@@ -27,9 +27,9 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from icr_app.core.artefacts import load_artefact, save_artefact
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, sample_icl_prompts
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import encode, prefill
-from icr_app.core.tasks import Task
+from icr_app.core.tasks import Task, sample_icl_prompts
 from icr_app.methods.icr.routing import Rope, heads_concat
 
 KIND = "pids"

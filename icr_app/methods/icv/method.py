@@ -40,9 +40,9 @@ import torch.nn.functional as F
 from icr_app.core.capture import blocks, last_token_states
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import Template, sample_demos
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import Intervention, first_token_id, no_intervention
-from icr_app.core.tasks import Example, Task
+from icr_app.core.tasks import Example, Task, sample_demos
 from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import BuildContext, is_correct
 from icr_app.methods.icv.artefact import ICVMeta, ICVState

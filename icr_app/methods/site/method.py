@@ -17,9 +17,8 @@ import torch
 from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
-from icr_app.core.prompts import sample_icl_prompts
 from icr_app.core.scoring import Intervention, LabelError, no_intervention
-from icr_app.core.tasks import Example, Task
+from icr_app.core.tasks import Example, Task, sample_icl_prompts
 from icr_app.methods.answer_loss import Objective, prompt_examples, scorer_for
 from icr_app.methods.base import BuildContext, Method
 from icr_app.methods.site.artefact import SiteMeta, SiteState
