@@ -8,7 +8,10 @@ from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from icr_app.app.strings import EN, ZH
+from icr_app.app.strings import strings
+
+EN = strings()["en"]
+ZH = strings()["zh-CN"]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -37,7 +37,7 @@ from icr_app import prebuilt
 from icr_app.analyses.anchors import cached as anchors_cached
 from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.app import launch
-from icr_app.app.strings import EN, ZH
+from icr_app.app.strings import strings
 from icr_app.methods import REGISTRY
 from icr_app.methods.elicit import library as elicit_library
 from icr_app.methods.elicit import method as elicit_method
@@ -47,6 +47,9 @@ from icr_app.methods.lora.config import LoraConfig
 from icr_app.methods.site.artefact import load_site
 from icr_app.methods.site.method import SiteConfig
 from icr_app.prebuilt import example_query
+
+EN = strings()["en"]
+ZH = strings()["zh-CN"]
 
 pytestmark = pytest.mark.slow  # Chromium
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails

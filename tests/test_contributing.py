@@ -13,7 +13,7 @@ from gradio.i18n import I18nData
 
 import icr_app as icl
 from icr_app.app import build_demo
-from icr_app.app.strings import STRINGS
+from icr_app.app.strings import strings
 from icr_app.cli import build_parser
 from icr_app.core.tasks import builtin_task
 from icr_app.evaluation import evaluate
@@ -81,9 +81,9 @@ def test_a_registered_method_is_in_the_apps_lists_and_evaluate_tab(registered, l
 def english(label: object) -> object:
     """A page string as an English visitor reads it (a translation key resolved, a plain string as it is)."""
     if isinstance(label, I18nData):
-        return STRINGS["en"][label.key]
+        return strings()["en"][label.key]
     if isinstance(label, str):  # a string joined with a translated one carries its key inline
-        return re.sub(r"__i18n__(\{.*?\})", lambda m: STRINGS["en"][json.loads(m.group(1))["key"]], label)
+        return re.sub(r"__i18n__(\{.*?\})", lambda m: strings()["en"][json.loads(m.group(1))["key"]], label)
     return label
 
 

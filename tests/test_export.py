@@ -17,7 +17,7 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from tiny import build_state, family_lm, tiny_lm
 
 import icr_app as icl
-from icr_app.app.strings import STRINGS
+from icr_app.app.strings import strings
 from icr_app.cli import main
 from icr_app.core.artefacts import ArtefactError, ArtefactModelError
 from icr_app.core.tasks import builtin_task
@@ -111,7 +111,7 @@ def test_an_adapter_made_with_peft_answers_in_icl_lab_as_in_peft(lm, tmp_path):
     method = icl.load(folder, lm)
     assert isinstance(method, LoraMethod) and method.kind == "open"  # nothing says which task it learnt
     for lang, words in (("en", "trained elsewhere"), ("zh-CN", "在别处训练")):  # the page's summary of it
-        assert words in summary(method.state, lambda key, **v: STRINGS[lang][key].format(**v))  # noqa: B023
+        assert words in summary(method.state, lambda key, **v: strings()[lang][key].format(**v))  # noqa: B023
     prompts = [method.prompt(q) for q in QUERIES]
     theirs = logits(in_peft(lm, folder), lm, prompts)
     with method.applied():  # the update added to the user's own calls, unmerged

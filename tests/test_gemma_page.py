@@ -15,9 +15,12 @@ import pytest
 from browser import CHROMIUM, PANELS, TABS, TIMEOUT, open_tab, pick_task, plots_have_data, tabs_read, wait_idle
 
 from icr_app.app import launch
-from icr_app.app.strings import EN, ZH
+from icr_app.app.strings import strings
 from icr_app.core.models import installed_models, load_model
 from icr_app.prebuilt import example_query
+
+EN = strings()["en"]
+ZH = strings()["zh-CN"]
 
 pytestmark = pytest.mark.slow  # Chromium and Gemma-3-270M
 if CHROMIUM is None and os.environ.get("CI") != "true":  # CI installs chromium; there a missing one fails

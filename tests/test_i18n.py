@@ -16,12 +16,15 @@ from icr_app.analyses.anchors.cached import EXPERIMENTS
 from icr_app.app import launch
 from icr_app.app.i18n import CHINESE, COOKIE, ENGLISH, language
 from icr_app.app.messages import translated_error
-from icr_app.app.strings import EN, STRINGS, ZH
+from icr_app.app.strings import strings
 from icr_app.app.task_notes import task_note
 from icr_app.core.errors import MESSAGES, UserError
 from icr_app.core.tasks import TaskError, builtin_names, builtin_task, parse_task_bytes
 from icr_app.methods import REGISTRY
 from icr_app.methods.base import BuildError, MethodView
+
+EN = strings()["en"]
+ZH = strings()["zh-CN"]
 
 PACKAGE = Path(__file__).parents[1] / "icr_app"
 # t("key") and say("key", ...) with a literal key, or an f-string key such as f"method.{name}"
@@ -34,7 +37,7 @@ def _fields(text: str) -> set[str]:
 
 
 def test_every_key_has_both_languages_with_the_same_fields():
-    assert set(STRINGS) == {ENGLISH, CHINESE}
+    assert set(strings()) == {ENGLISH, CHINESE}
     assert set(EN) == set(ZH), set(EN) ^ set(ZH)
     for key in EN:
         assert EN[key].strip() and ZH[key].strip(), key
@@ -153,7 +156,7 @@ def server(lm):
 
 
 def test_the_served_page_carries_both_languages_and_answers_in_the_visitors(server, tmp_path):
-    assert server.config["i18n_translations"] == STRINGS
+    assert server.config["i18n_translations"] == strings()
     chinese = Client(server.local_url, verbose=False, headers={"Accept-Language": "zh-CN,zh;q=0.9"})
     described = chinese.predict("zh-news-topic", api_name="/load_builtin")[1]  # after the table
     assert "48 个示例；4 个标签的分类" in described and "平均把每个汉字切成" in described

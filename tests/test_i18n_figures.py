@@ -22,13 +22,13 @@ from icr_app.analyses.anchors.cached import EXPERIMENTS
 from icr_app.app.evaluate_tab import agreement, item_table, report_from, results_table
 from icr_app.app.figures import eval_bars, label_prob_bars
 from icr_app.app.i18n import CHINESE, COOKIE, ENGLISH, method_title, say
-from icr_app.app.strings import EN
+from icr_app.app.strings import strings
 from icr_app.app.tabs import anchors as anchors_panel
 from icr_app.app.tabs import rank1 as rank1_panel
 from icr_app.app.tabs import tour
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import build_method
-from icr_app.methods.function_vector_figures import aie_figure
+from icr_app.methods.function_vector.figures import aie_figure
 from icr_app.methods.i2cl.figures import coefficient_figure
 from icr_app.methods.icr.figures import routing_figures
 from icr_app.methods.icr.pids import extract_pids
@@ -39,7 +39,9 @@ from icr_app.methods.lora.figures import parameter_bars, training_curve
 from icr_app.methods.site.figures import alpha_heatmap
 from icr_app.methods.site.method import SiteState
 from icr_app.methods.task_vector import TaskVectorState
-from icr_app.methods.task_vector_figures import layer_figure
+from icr_app.methods.task_vector.figures import layer_figure
+
+EN = strings()["en"]
 
 PACKAGE = Path(__file__).parents[1] / "icr_app"
 SHIPPED = PACKAGE / "assets" / "prebuilt" / "smollm2-135m" / "sentiment"

@@ -138,13 +138,13 @@ def test_the_neutral_setting_is_zero_shot_exactly(low, built):
 def test_every_figure_draws(low, built):
     from icr_app.app.i18n import say
     from icr_app.methods.elicit.figures import picks_figure
-    from icr_app.methods.function_vector_figures import aie_figure
+    from icr_app.methods.function_vector.figures import aie_figure
     from icr_app.methods.i2cl.figures import coefficient_figure
     from icr_app.methods.icr.figures import routing_figures
     from icr_app.methods.icv.figures import sweep_figure
     from icr_app.methods.lora.figures import training_curve
     from icr_app.methods.site.figures import alpha_heatmap
-    from icr_app.methods.task_vector_figures import layer_figure
+    from icr_app.methods.task_vector.figures import layer_figure
 
     figures = [alpha_heatmap(built["site"].state, say), layer_figure(built["task-vector"].state, say),
                aie_figure(built["function-vector"].state, say), coefficient_figure(built["i2cl"].state, say),

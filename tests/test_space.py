@@ -18,8 +18,10 @@ from helpers import free_port, requirements_in
 
 from icr_app.app import context
 from icr_app.app.i18n import method_title
-from icr_app.app.strings import EN
+from icr_app.app.strings import strings
 from icr_app.methods import DEFAULT_PANELS
+
+EN = strings()["en"]
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -27,7 +27,7 @@ from icr_app.methods.task_vector import (
     best_layer,
     holdout,
 )
-from icr_app.methods.task_vector_figures import layer_figure
+from icr_app.methods.task_vector.figures import layer_figure
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 

@@ -15,7 +15,7 @@ import gradio as gr
 from icr_app.app.built_tab import built_method_tab
 from icr_app.app.context import AppContext
 from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
-from icr_app.app.i18n import APPLY_CHOICE, I18N, follow_choice, language_switch, t
+from icr_app.app.i18n import APPLY_CHOICE, follow_choice, language_switch, t, translations
 from icr_app.app.page import build_section
 from icr_app.app.pool import Budget
 from icr_app.app.tabs import anchors, icr, rank1, tour
@@ -60,5 +60,5 @@ def launch(model: LoadedModel | str | None = None, options: LoadOptions | None =
     `ICL_LAB_CONCURRENCY` answers run at once (on one model, they take turns on its lock)."""
     demo = build_demo(model, options, models, budget)
     demo.queue(default_concurrency_limit=int(os.environ.get("ICL_LAB_CONCURRENCY", "4")), max_size=64)
-    demo.launch(max_file_size=MAX_BYTES, i18n=I18N, head=f"<script>({APPLY_CHOICE})()</script>", **kwargs)
+    demo.launch(max_file_size=MAX_BYTES, i18n=translations(), head=f"<script>({APPLY_CHOICE})()</script>", **kwargs)
     return demo

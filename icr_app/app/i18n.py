@@ -8,7 +8,7 @@ It never sees what the server sends later (a handler's Markdown, gr.Error and gr
 The visitor's language is the page's switch (a cookie, applied to the browser's locale when the page loads:
 `APPLY_CHOICE`, run from the page's head so that it comes as early as Gradio lets it), or else the browser's
 Accept-Language, which Chromium and Firefox derive from the same setting as the locale that Gradio's frontend
-reads. The strings themselves live in `icr_app.app.strings`.
+reads. The strings themselves are data, read by `icr_app.app.strings`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ import gradio as gr
 from gradio.context import LocalContext
 from gradio.i18n import I18nData
 
-from icr_app.app.strings import STRINGS
+from icr_app.app.strings import CHINESE, ENGLISH, strings
 from icr_app.methods import REGISTRY
 
-ENGLISH, CHINESE = "en", "zh-CN"
 LANGUAGES = {ENGLISH: "English", CHINESE: "简体中文"}
 COOKIE = "icl_lab_lang"
-I18N = gr.I18n(**STRINGS)
 # Accept-Language tags read as Simplified Chinese: a browser set to it sends zh-CN, the others are its variants.
 SIMPLIFIED = ("zh", "zh-cn", "zh-hans", "zh-sg", "zh-hans-cn")
 
@@ -47,24 +45,29 @@ APPLY_CHOICE = f"""async () => {{
 }}"""
 
 
+def translations() -> gr.I18n:
+    """What the browser translates the page with: every string the page, its methods and analyses have now."""
+    return gr.I18n(**strings())
+
+
 def t(key: str) -> I18nData:
     """A string of the page as built, translated in the browser; a key missing from the strings fails at build."""
-    if key not in STRINGS[ENGLISH]:
-        raise KeyError(f"no string '{key}' in icr_app/app/strings.py")
-    return I18N(key)
+    if key not in strings()[ENGLISH]:
+        raise KeyError(f"no string '{key}' in the page's strings.en.yaml nor in a method's or analysis's strings.yaml")
+    return I18nData(key)
 
 
 def method_label(name: str) -> I18nData | str:
     """A method's title as the page is built: translated where the strings have it, else the registry's title (a
-    method a contributor has just registered shows in English until its strings are written)."""
+    method registered without strings shows in English)."""
     key = f"method.{name}"
-    return I18N(key) if key in STRINGS[ENGLISH] else REGISTRY[name].title
+    return I18nData(key) if key in strings()[ENGLISH] else REGISTRY[name].title
 
 
 def method_title(name: str) -> str:
     """A method's title in the visitor's language (the registry's title where the strings lack it)."""
     key = f"method.{name}"
-    return say(key) if key in STRINGS[ENGLISH] else REGISTRY[name].title
+    return say(key) if key in strings()[ENGLISH] else REGISTRY[name].title
 
 
 def _accepted(header: str) -> str | None:
@@ -96,7 +99,7 @@ def language(request: gr.Request | None = None) -> str:
 
 def say(key: str, **values: object) -> str:
     """A string that the server sends (a handler's text, a message), in the visitor's language."""
-    return STRINGS[language()][key].format(**values)
+    return strings()[language()][key].format(**values)
 
 
 def language_switch() -> gr.Radio:

@@ -1,14 +1,19 @@
 """The method registry: every way of answering a query that ICL Lab compares, one entry each.
 
-A method registers once, here, with its name, config dataclass, builder and a short description. The
-`eval` flags (one per config field), the app's answer panels and Evaluate tab, and the benchmarks all list
-methods from `REGISTRY`. Adding a method is its own module or folder plus its SPEC in the `register` loop below;
-a user's own method, outside the package, joins through `register` too (`icr_app.register_method`).
+A method is one folder (config, build, intervention, state, figures, its words in `strings.yaml`, its doc page in
+README.md) whose `SPEC` is an entry point of the group `icl_lab.methods`. ICL Lab's own are declared in its
+pyproject.toml exactly as another package declares its own, and `REGISTRY` holds all of them, in that order: the
+`eval` flags (one per config field), the app's answer panels, tabs and Evaluate tab, and the benchmarks list
+methods from it. A method made in a session, in no package, joins through `register` (`icr_app.register_method`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+import sys
+import warnings
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
@@ -16,21 +21,15 @@ from icr_app.core.artefacts import ArtefactError, artefact_kind
 from icr_app.core.errors import UserError
 from icr_app.core.models import LoadedModel
 from icr_app.core.tasks import Task
-from icr_app.methods import (
-    elicit,
-    few_shot,
-    function_vector,
-    i2cl,
-    icr,
-    icv,
-    learned_task_vector,
-    lora,
-    site,
-    task_vector,
-    zero_shot,
-)
 from icr_app.methods.base import Method, MethodSpec, build_spec
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+GROUP = "icl_lab.methods"  # the entry-point group a method's package declares its SPEC in
+DISTRIBUTION = "icl-lab"
 REGISTRY: dict[str, MethodSpec] = {}
 DEFAULT_PANELS = ("zero-shot", "few-shot", "site", "icr")
 # The serving stacks' formats a built method may be exported to (`MethodSpec.exports`), each with the error code
@@ -58,10 +57,43 @@ def register(spec: MethodSpec) -> None:
     REGISTRY[spec.name] = spec
 
 
-for _spec in (zero_shot.SPEC, few_shot.SPEC, site.SPEC, icr.SPEC, lora.SPEC, task_vector.SPEC,
-              function_vector.SPEC, i2cl.SPEC, icv.SPEC, learned_task_vector.SPEC,
-              elicit.SPEC):
-    register(_spec)
+def _distribution(point: EntryPoint) -> str:
+    name = point.dist.name if point.dist is not None else ""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def shipped_entry_points() -> list[EntryPoint]:
+    """ICL Lab's own methods as its pyproject.toml declares them: read from that file where the package runs from
+    its source tree (a clone, the Space, the tests: nothing installed, or installed metadata that may be older than
+    the tree), else from the installed distribution's metadata."""
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
+    project = tomllib.loads(pyproject.read_text())["project"] if pyproject.is_file() else {}
+    if project.get("name") == DISTRIBUTION:
+        return [EntryPoint(name, value, GROUP) for name, value in project["entry-points"][GROUP].items()]
+    return [point for point in entry_points(group=GROUP) if _distribution(point) == DISTRIBUTION]
+
+
+def plugin_entry_points() -> list[EntryPoint]:
+    """The methods other installed packages declare, by name."""
+    found = [point for point in entry_points(group=GROUP) if _distribution(point) != DISTRIBUTION]
+    return sorted(found, key=lambda point: point.name)
+
+
+def _register_entry_point(point: EntryPoint) -> None:
+    spec = point.load()
+    if not isinstance(spec, MethodSpec) or spec.name != point.name:
+        raise TypeError(f"entry point '{point.name} = {point.value}' of {GROUP} must name the MethodSpec of a method "
+                        f"called '{point.name}'; it names {spec!r}")
+    register(spec)
+
+
+for _point in shipped_entry_points():
+    _register_entry_point(_point)
+for _point in plugin_entry_points():
+    try:  # another package's method that cannot load costs that method, not ICL Lab
+        _register_entry_point(_point)
+    except Exception as err:  # noqa: BLE001 (whatever its import raises)
+        warnings.warn(f"method '{_point.name}' from {_point.value} was not loaded: {err}", stacklevel=1)
 
 
 def get_spec(name: str) -> MethodSpec:

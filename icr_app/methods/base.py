@@ -18,6 +18,7 @@ from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Cancelled, Progress, no_progress
 from icr_app.core.prompts import SHOTS, PromptFormat, PromptFormatError, Template
 from icr_app.core.scoring import Intervention, exact_match, generate, label_set, no_intervention, score_labels
+from icr_app.core.strings import Strings
 from icr_app.core.tasks import Task, TaskKind
 
 MAX_NEW_TOKENS = 24
@@ -291,3 +292,6 @@ class MethodSpec:
     load: Callable[[Path, Any], Method] | None = None  # (path, lm) -> the method; refuses another model's file
     view: MethodView | None = None
     exports: Mapping[str, Export] = field(default_factory=dict)  # format (`methods.FORMATS`) -> its export
+    # its words on the page, per language (`core.strings.folder_strings` of its folder): title "method.<name>", its
+    # tab's keys (`MethodView`), figure labels; a method without them shows its `title` in English
+    strings: Strings = field(default_factory=dict)

@@ -6,6 +6,7 @@ each query of a task got (the app's ELICIT tab). `icr_app/assets/elicit/<model>/
 a built-in model, built from the same domains as the shipped ICR router.
 """
 
+from icr_app.core.strings import folder_strings
 from icr_app.methods.base import MethodView
 from icr_app.methods.elicit.method import ElicitConfig, ElicitMethod, build, neutral
 from icr_app.methods.state import stateful_spec
@@ -19,4 +20,5 @@ SPEC = stateful_spec(
                 "layer; no examples at inference",
     view=MethodView("elicit", "icr_app.methods.elicit.figures:picks_figure",
                     "icr_app.methods.elicit.figures:summary"),
+    strings=folder_strings(__file__),
 )

@@ -5,6 +5,7 @@ output of the query by calibrated per-layer coefficients.
 file, `figures` draws its coefficients and sums it up for the app's tab (`SPEC.view`).
 """
 
+from icr_app.core.strings import folder_strings
 from icr_app.methods.base import MethodView
 from icr_app.methods.i2cl.method import PAPER, I2CLConfig, I2CLMethod, build, neutral
 from icr_app.methods.state import stateful_spec
@@ -15,4 +16,5 @@ SPEC = stateful_spec(
     description="demonstrations' mean attention and MLP outputs mixed into every query position by calibrated "
                 "per-layer coefficients",
     view=MethodView("i2cl", "icr_app.methods.i2cl.figures:coefficient_figure", "icr_app.methods.i2cl.figures:summary"),
+    strings=folder_strings(__file__),
 )

@@ -5,6 +5,7 @@
 (the app's ICR tab shows them). `icr_app/assets/icr/<model>/` holds the router shipped for a built-in model.
 """
 
+from icr_app.core.strings import folder_strings
 from icr_app.methods.base import MethodSpec
 from icr_app.methods.icr.method import ARTEFACT, ICRConfig, ICRMethod, build, neutral
 
@@ -13,4 +14,5 @@ SPEC = MethodSpec(
     artefact=ARTEFACT, load=ICRMethod.load,
     description="a router trained once on other tasks bends attention along principal ICL directions; "
                 "no examples at inference",
+    strings=folder_strings(__file__),
 )

@@ -5,6 +5,7 @@ at every layer and position with a norm-preserving rescale, its strength chosen 
 file, `figures` draws the sweep and sums it up for the app's tab (`SPEC.view`).
 """
 
+from icr_app.core.strings import folder_strings
 from icr_app.methods.base import MethodView
 from icr_app.methods.icv.method import ICVConfig, ICVMethod, build, neutral
 from icr_app.methods.state import stateful_spec
@@ -13,4 +14,5 @@ SPEC = stateful_spec(
     ICVMethod, title="ICV (in-context vector)", config=ICVConfig, build=build, kind="implicit", neutral=neutral,
     description="the demonstrations' principal latent shift per layer, added at every position, norm kept",
     view=MethodView("icv", "icr_app.methods.icv.figures:sweep_figure", "icr_app.methods.icv.figures:summary"),
+    strings=folder_strings(__file__),
 )

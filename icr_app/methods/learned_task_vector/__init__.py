@@ -5,6 +5,7 @@ the zero-shot prompt's last token.
 and its file, `figures` draws its sweep and norms and sums it up for the app's tab (`SPEC.view`).
 """
 
+from icr_app.core.strings import folder_strings
 from icr_app.methods.base import MethodView
 from icr_app.methods.learned_task_vector.method import (
     PAPER,
@@ -22,4 +23,5 @@ SPEC = stateful_spec(
                 "query's last token",
     view=MethodView("ltv", "icr_app.methods.learned_task_vector.figures:sweep_figure",
                     "icr_app.methods.learned_task_vector.figures:summary"),
+    strings=folder_strings(__file__),
 )

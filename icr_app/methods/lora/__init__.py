@@ -6,6 +6,7 @@ read back too), `figures` draws its training curve and parameter count and sums 
 (`SPEC.view`).
 """
 
+from icr_app.core.strings import folder_strings
 from icr_app.methods.base import BuildControl, Export, MethodView
 from icr_app.methods.lora.method import LoraConfig, LoraMethod, build, neutral
 from icr_app.methods.lora.peft_folder import is_peft_folder, load_peft, write_peft
@@ -20,4 +21,5 @@ SPEC = stateful_spec(
                     second="icr_app.methods.lora.figures:beside_site",
                     build=BuildControl("steps", 0, 400, "lora.steps", "lora.train", "lora.load", "lora.training")),
     exports={"peft": Export(write_peft, reads=is_peft_folder, load=load_peft)},
+    strings=folder_strings(__file__),
 )

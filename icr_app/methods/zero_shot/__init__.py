@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from icr_app.core.strings import folder_strings
 from icr_app.methods.base import BuildContext, Method, MethodSpec
 
 
@@ -21,4 +22,5 @@ def build(ctx: BuildContext, config: ZeroShotConfig) -> ZeroShotMethod:
 
 
 SPEC = MethodSpec(name="zero-shot", title="Zero-shot", kind="baseline", instant=True, config=ZeroShotConfig,
-                  build=build, description="the bare query in the template")
+                  build=build, description="the bare query in the template",
+                  strings=folder_strings(__file__))

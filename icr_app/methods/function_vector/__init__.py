@@ -45,6 +45,7 @@ from icr_app.core.capture import head_outputs, last_token_means
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template
+from icr_app.core.strings import folder_strings
 from icr_app.core.tasks import Example, Task, sample_demos, sample_icl_prompts
 from icr_app.methods.base import BuildContext, Method, MethodView
 from icr_app.methods.last_token import (
@@ -210,7 +211,8 @@ SPEC = stateful_spec(
     FunctionVectorMethod, title="Function vector", config=FunctionVectorConfig, build=build, kind="implicit",
     neutral=neutral,
     description="the summed mean outputs of the heads with the largest causal effect, added at the last token",
-    view=MethodView("fv", "icr_app.methods.function_vector_figures:aie_figure",
-                    "icr_app.methods.function_vector_figures:summary",
-                    notes="icr_app.methods.function_vector_figures:overlap_text"),
+    view=MethodView("fv", "icr_app.methods.function_vector.figures:aie_figure",
+                    "icr_app.methods.function_vector.figures:summary",
+                    notes="icr_app.methods.function_vector.figures:overlap_text"),
+    strings=folder_strings(__file__),
 )

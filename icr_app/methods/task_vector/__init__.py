@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import torch
 
 from icr_app.core.capture import blocks, last_token_means
+from icr_app.core.strings import folder_strings
 from icr_app.core.tasks import Example, Task, sample_icl_prompts
 from icr_app.methods.base import BuildContext, Method, MethodView
 from icr_app.methods.last_token import (
@@ -131,6 +132,7 @@ class TaskVectorMethod(LastTokenEdit):
 SPEC = stateful_spec(
     TaskVectorMethod, title="Task vector", config=TaskVectorConfig, build=build, kind="implicit",
     description="a few-shot prompt's last-token state at one layer, written over the zero-shot query's there",
-    view=MethodView("tv", "icr_app.methods.task_vector_figures:layer_figure",
-                    "icr_app.methods.task_vector_figures:summary"),
+    view=MethodView("tv", "icr_app.methods.task_vector.figures:layer_figure",
+                    "icr_app.methods.task_vector.figures:summary"),
+    strings=folder_strings(__file__),
 )

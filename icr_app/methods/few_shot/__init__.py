@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from icr_app.core.strings import folder_strings
 from icr_app.core.tasks import Task, sample_demos
 from icr_app.methods.base import Answering, BuildContext, Method, MethodSpec
 
@@ -33,4 +34,5 @@ def build(ctx: BuildContext, config: FewShotConfig) -> FewShotMethod:
 
 
 SPEC = MethodSpec(name="few-shot", title="Few-shot (explicit ICL)", kind="baseline", instant=True,
-                  config=FewShotConfig, build=build, description="k class-balanced demonstrations in the prompt")
+                  config=FewShotConfig, build=build, description="k class-balanced demonstrations in the prompt",
+                  strings=folder_strings(__file__))
