@@ -27,7 +27,7 @@ from icr_app.evaluation import SeedsReport
 from icr_app.methods import ExportError
 from icr_app.methods.base import BuildError, Method, MethodSpec, Prediction
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place it is written: pyproject reads it, CHANGELOG.md names it
 
 __all__ = ["ArtefactError", "ArtefactModelError", "BuildError", "Cancelled", "ExportError", "LoadedModel", "Method",
            "MethodSpec", "ModelTooLargeError", "Prediction", "SeedsReport", "Task", "TaskError", "analysis_specs",
