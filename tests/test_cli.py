@@ -16,6 +16,8 @@ from icr_app.cli import prebuild as cli_prebuild
 from icr_app.cli.flags import method_config
 from icr_app.core.tasks import builtin_names
 from icr_app.methods import entry_config
+from icr_app.methods.elicit.library import LibraryConfig
+from icr_app.methods.icr.train import TrainConfig
 from icr_app.prebuilt import PREBUILT
 
 PACKAGE = Path(icl.__file__).parent
@@ -132,6 +134,35 @@ def test_the_page_lists_every_flag_of_every_command_and_no_other():
     assert bare == set()  # every flag says what it does, in --help and on the page
     for command in _commands(build_parser()):
         assert f"## `icl-lab {' '.join(command)}`" in page
+
+
+# The configs whose fields are flags without a prefix (a recipe's: `icl-lab icr train --layers`); a method's flags
+# carry its name (`--site-steps`), and their defaults are its config's.
+RECIPES = {("icr", "train"): TrainConfig, ("elicit", "build-library"): LibraryConfig}
+
+
+def _real_default(command: tuple[str, ...], action: argparse.Action) -> object:
+    """What a flag left out stands for: its config field's default for a config's flag (which parses to None, so
+    that only the flags given override a preset), else argparse's."""
+    if ":" not in action.dest:
+        return action.default
+    prefix, name = action.dest.split(":")
+    config = entry_config(prefix) if prefix else RECIPES[command]()
+    return getattr(config, name)
+
+
+def test_every_flag_shows_its_real_default_once():
+    wrong = []
+    for command, parser in _commands(build_parser()).items():
+        for action in (a for a in parser._actions if a.option_strings and a.nargs != 0):
+            default, text = _real_default(command, action), action.help or ""
+            shown = ",".join(map(str, default)) if isinstance(default, list | tuple) else str(default)
+            if Path(shown).is_absolute():  # a folder of this install (the package's own): the help names it in words
+                shown = ""
+            if text.count("(default") > 1 or "default: None" in text or (
+                    default is not None and f"default: {shown}" not in text):
+                wrong.append(f"icl-lab {' '.join(command)} {action.option_strings[0]}: {text}")
+    assert wrong == []
 
 
 @pytest.mark.parametrize("command", [["eval", "--data", "sentiment"], ["suite", "--tasks", "sentiment", "--out", "o"]])

@@ -218,8 +218,8 @@ def test_icr_train_runs_the_recipe_with_the_loading_flags(tmp_path):
     tiny = ["--rank", "2", "--layers", "2,3", "--pid-prompts", "3", "--max-demos", "2", "--examples-per-domain", "6",
             "--holdout", "2", "--epochs", "1", "--batch-size", "2"]
     out = tmp_path / "routers" / "tiny"
-    assert main(["icr", "train", *flags, "--domains", "sentiment", "antonyms", "--out", str(out),
-                 "--log", str(tmp_path / "log.jsonl"), *tiny]) == 0
+    assert main(["icr", "train", *flags, "--domains", "sentiment", "antonyms", "--out", str(out), *tiny]) == 0
+    assert (out / "train-log.jsonl").read_text().splitlines()  # the per-step losses, in --out when --log is left out
     low = load_model(path, dtype="bfloat16", device_map=offload_map(tmp_path), offload_folder=str(tmp_path / "offload"))
     router = ICRRouter.load(out, low)
     assert router.meta["dtype"] == "bfloat16"

@@ -13,7 +13,7 @@ import sys
 
 from icr_app import parallel
 from icr_app.cli import anchors, build, data, elicit, export, icr, prebuild, rank1, run
-from icr_app.cli.flags import add_model_args, command, loading_options
+from icr_app.cli.flags import add_model_args, command, loading_options, show_defaults
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import TaskError
 
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMANDS:
         module.add_commands(sub)
     add_app_command(sub)
+    show_defaults(parser)
     return parser
 
 

@@ -160,6 +160,26 @@ def _truth(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
 
 
+def with_default(text: str, default: Any) -> str:
+    """`text` ending with the default, once: a help that states its own ("default: the last third", what None
+    means) is kept as written, and None alone tells a reader nothing, so it is not shown."""
+    if default is None or "default:" in text:
+        return text
+    shown = ",".join(map(str, default)) if isinstance(default, list | tuple) else default  # as a list flag is typed
+    return f"{text} (default: {shown})"
+
+
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Every flag of `parser` and its subcommands shows its argparse default in its help (`with_default`), so
+    `--help` and docs/cli.md cannot leave one out; a switch (`store_true`) has none to show."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                show_defaults(sub)
+        elif action.option_strings and action.nargs != 0 and action.help:
+            action.help = with_default(action.help, action.default)
+
+
 def _flag(prefix: str, f: dataclasses.Field) -> str:
     name = f.metadata.get("flag", f.name).replace("_", "-")
     return f"--{prefix}-{name}" if prefix else f"--{name}"
@@ -178,7 +198,7 @@ def add_config_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
             raise TypeError(f"config field '{f.name}' has no help text (field(..., metadata={{'help': ...}}))")
         convert, choices, is_bool = _converter(hints[f.name])
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        text = f"{text} (default: {default})"
+        text = with_default(text, default)
         if is_bool:  # `--flag`, `--flag true` and `--flag false` all work
             parser.add_argument(_flag(prefix, f), dest=_dest(prefix, f), type=_truth, nargs="?", const=True,
                                 default=None, metavar="{true,false}", help=text)

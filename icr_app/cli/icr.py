@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from functools import partial
+from pathlib import Path
 
 from icr_app.cli.flags import (
     add_model_args,
@@ -17,12 +18,15 @@ from icr_app.core.tasks import load_task
 from icr_app.methods.icr.router import ensemble_folders, members
 from icr_app.methods.icr.train import TrainConfig, train_router
 
+TRAIN_LOG = "train-log.jsonl"  # in --out, where each run of a resumed training appends its steps
+
 
 def cmd_train(args: argparse.Namespace) -> int:
     tasks = [load_task(d) for d in args.domains]
+    log = args.log or Path(args.out) / TRAIN_LOG
     train_router(model_from_args(args), tasks, args.out, config_from_flags(args, TrainConfig, ""),
-                 progress=partial(tqdm_progress, desc="icr"), log_path=args.log)
-    print(f"ICR router saved to {args.out} (training log: {args.log})")
+                 progress=partial(tqdm_progress, desc="icr"), log_path=log)
+    print(f"ICR router saved to {args.out} (training log: {log})")
     return 0
 
 
@@ -40,7 +44,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "folder for pids.safetensors, router.safetensors, checkpoints",
                         "the model to route: a built-in name, a local checkpoint folder or a hub id",
                         TrainConfig, "the router's training recipe")
-    p.add_argument("--log", default="/tmp/icr-train.jsonl", help="per-step losses (JSON lines)")
+    p.add_argument("--log", default=None, help="per-step losses, appended as JSON lines (default: --out's "
+                   f"{TRAIN_LOG}, beside the checkpoint a run resumes from)")
     p.set_defaults(func=cmd_train)
     p = command(icr, "ensemble", "join routers trained on the same PIDs into one (mean routing bias)",
                 "icl-lab icr ensemble --members routers/s0 routers/s1 --out routers/joined")
