@@ -4,12 +4,13 @@
 
 It serves `icl-lab app --models ...` in a subprocess and starts every visitor at once, each in a session of its
 own: visitor i is on model i mod 2 and task i mod 6, picks its task, asks `--queries` typed queries (zero-shot and
-few-shot panels), builds the task vector and asks with it; every third visitor switches to the other model after
-its first query. Every request is bounded (`--timeout` seconds for the whole run). Afterwards the zero-shot and
-few-shot answers are computed again here, one at a time with the library, on each visitor's model at the time of
-the answer, and must be the same (prediction, and label probabilities within 1e-4); no request may fail. It
-prints the answers' p50/p95 latency, the server's peak RSS (VmHWM) and the models' sizes as the memory check
-counts them.
+few-shot panels), builds the task vector and asks with it (building it again, counted as `rebuilt`, when it went
+with its model, released for another visitor's); every third visitor switches to the other model after its first
+query. Every answer must name the visitor's own model. Every request is bounded (`--timeout` seconds for the
+whole run). Afterwards the zero-shot and few-shot answers are computed again here, one at a time with the library,
+on each visitor's model at the time of the answer, and must be the same (prediction, and label probabilities within
+1e-4); no request may fail. It prints the answers' p50/p95 latency, the server's peak RSS (VmHWM) and the models'
+sizes as the memory check counts them.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Visitor:
     answers: list[tuple] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    rebuilt: int = 0  # builds made again after the method went with its released model
 
 
 def serve(models: list[str], port: int, max_models: int | None) -> subprocess.Popen:
@@ -64,14 +66,33 @@ def queries_for(task: str, n: int) -> list[str]:
     return [f"{text}." for text in builtin_task(task).inputs[:n]]  # typed: not the one-click query
 
 
-def ask(c: Client, v: Visitor, task: str, method: str, query: str) -> None:
+class Dropped(Exception):
+    """A built method's panel saying the method went with its model, which the page released for another's."""
+
+
+def dropped_words() -> str:
+    """What such a panel says after the model's name (the page's English)."""
+    from icr_app.app.i18n import say
+
+    return say("dropped_with_model", title="\0", model="\0").split("\0")[2][:40]
+
+
+def ask(c: Client, v: Visitor, model: str, task: str, method: str, query: str) -> None:
+    """One panel's answer, recorded with the model its facts line names; a panel that says why it has no answer
+    (its heading and one line in italics, no facts line), or names a model not the visitor's, is an error."""
     start = time.perf_counter()
     md, fig, _prompt = c.predict(query, SHOTS, SEED, [*INSTANT, BUILT], api_name=f"/answer_{method.replace('-', '_')}")
     v.latencies.append(time.perf_counter() - start)
-    facts = md.split("\n")[3]
-    model = facts.split(" · ")[0].removeprefix("model ")
+    lines = md.split("\n")
+    if dropped_words() in md:
+        raise Dropped(md)
+    if len(lines) < 4 or not lines[3].startswith("model "):
+        raise RuntimeError(f"{method} on {model} did not answer {query!r}: {' '.join(lines[1:])}")
+    named = lines[3].split(" · ")[0].removeprefix("model ")
+    if named != model:
+        raise RuntimeError(f"{method} answered on {named}, where the visitor is on {model}")
     probs = _probs(fig) if fig else {}
-    v.answers.append((model, task, method, query, md.split("\n")[1].strip("*"), probs))
+    v.answers.append((named, task, method, query, lines[1].strip("*"), probs))
 
 
 def _probs(fig: dict) -> dict[str, float]:
@@ -92,19 +113,28 @@ def _values(xs: list | dict) -> list[float]:
 
 
 def visit(url: str, i: int, models: list[str], n_queries: int) -> Visitor:
-    v, task = Visitor(i), TASKS[i % len(TASKS)]
+    v, task, model = Visitor(i), TASKS[i % len(TASKS)], models[0]
     try:
         c = Client(url, verbose=False)
         c.predict(task, api_name="/load_builtin")
         if i % 2:
-            c.predict(models[1], api_name="/switch_model")
+            model = models[1]
+            c.predict(model, api_name="/switch_model")
         for k, query in enumerate(queries_for(task, n_queries)):
             for method in INSTANT:
-                ask(c, v, task, method, query)
+                ask(c, v, model, task, method, query)
             if k == 0 and i % 3 == 2:  # a visitor who changes their mind mid-run
-                c.predict(models[(i + 1) % 2], api_name="/switch_model")
-        c.predict([BUILT], SHOTS, SEED, api_name="/build_methods")
-        ask(c, v, task, BUILT, queries_for(task, 1)[0])
+                model = models[(i + 1) % 2]
+                c.predict(model, api_name="/switch_model")
+        for _ in range(3):  # built again when it went with its model (released for another visitor's), as they would
+            c.predict([BUILT], SHOTS, SEED, api_name="/build_methods")
+            try:
+                ask(c, v, model, task, BUILT, queries_for(task, 1)[0])
+                break
+            except Dropped:
+                v.rebuilt += 1
+        else:
+            raise RuntimeError(f"{BUILT} went with its model three times in a row")
     except Exception as err:  # counted and reported: a load test must not stop at the first failure
         v.errors.append(f"visitor {i}: {type(err).__name__}: {err}")
     return v
@@ -120,7 +150,7 @@ def peak_rss(pid: int) -> int:
 def mismatches(visitors: list[Visitor]) -> list[str]:
     """The answers that differ from the library's, computed one at a time here on the model each answer names."""
     from icr_app import prebuilt
-    from icr_app.app.strings import EN  # what a panel shows for an empty answer
+    from icr_app.app.strings import strings  # what a panel shows for an empty answer
     from icr_app.core.models import load_model, release
     from icr_app.core.tasks import builtin_task
 
@@ -129,8 +159,9 @@ def mismatches(visitors: list[Visitor]) -> list[str]:
         lm = load_model(model)
         for _, task, method, query, pred, probs in [a for a in answers if a[0] == model]:
             ref = prebuilt.instant_method(lm, builtin_task(task), method, SHOTS, SEED).predict([query])[0]
-            same = (ref.prediction or EN["empty"]) == pred and all(abs(ref.label_probs.get(k, 0) - p) < 1e-4
-                                                   for k, p in probs.items() if ref.label_probs)
+            empty = strings()["en"]["empty"]
+            same = (ref.prediction or empty) == pred and all(abs(ref.label_probs.get(k, 0) - p) < 1e-4
+                                                             for k, p in probs.items() if ref.label_probs)
             if not same:
                 wrong.append(f"{model} {task} {method} {query!r}: page {pred!r}, library {ref.prediction!r}")
         release(model)
@@ -158,7 +189,8 @@ def run(n_visitors: int, n_queries: int, models: list[str], max_models: int | No
             "p50_s": statistics.median(latencies) if latencies else None,
             "p95_s": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
             "peak_rss_gib": rss / 2**30, "model_gib": {m: model_footprint(m) / 2**30 for m in models},
-            "errors": [e for v in visitors for e in v.errors], "mismatches": mismatches(visitors)}
+            "rebuilt": sum(v.rebuilt for v in visitors), "errors": [e for v in visitors for e in v.errors],
+            "mismatches": mismatches(visitors)}
 
 
 def main() -> None:

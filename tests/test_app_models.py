@@ -49,6 +49,15 @@ def two_models(checkpoints):
         models.release(path)
 
 
+@pytest.fixture
+def two_models_one_at_a_time(checkpoints):
+    demo = _serve(checkpoints[0], list(checkpoints), Budget(max_models=1))
+    yield demo.local_url
+    demo.close()
+    for path in checkpoints:
+        models.release(path)
+
+
 def _visitor(url: str) -> Client:
     c = Client(url, verbose=False)
     c.predict("sentiment", api_name="/load_builtin")
@@ -57,7 +66,7 @@ def _visitor(url: str) -> Client:
 
 def _answer(c: Client, method: str) -> tuple[str, str, dict]:
     """(prediction line, facts line, the probability figure's data) of one panel."""
-    md, fig, _prompt = c.predict(QUERY, 4, 0, SHOWN, api_name=f"/answer_{method.replace('-', '_')}")
+    md, fig, _prompt = c.predict(QUERY, 4, 0, [*SHOWN, method], api_name=f"/answer_{method.replace('-', '_')}")
     lines = md.split("\n")
     return lines[1], lines[3], json.loads(fig["plot"])["data"]
 
@@ -84,6 +93,27 @@ def test_a_batch_names_its_model(two_models, checkpoints):
     b.predict(checkpoints[1], api_name="/switch_model")
     table = b.predict(QUERY, 4, 0, SHOWN, api_name="/answer_batch")
     assert table["headers"][0] == "model" and table["data"][0][0] == checkpoints[1]
+
+
+def test_the_tabs_figures_summaries_and_tables_name_the_model(two_models, checkpoints):
+    """On another model than the first: a method tab's figure, summary and file, the rank-1 tab's figures, and the
+    Evaluate tab's table and chart each name the model that made them."""
+    second = checkpoints[1]
+    b = _visitor(two_models)
+    b.predict(second, api_name="/switch_model")
+    b.predict(["task-vector"], 4, 0, api_name="/build_methods")
+    figure, summary, path = b.predict(api_name="/show_task_vector")
+    named = f"model {second}"
+    assert named in _title(figure) and summary.endswith(named) and second.replace("/", "_") in path
+    *figures, _note = b.predict(1, 2, 0, api_name="/rank1")
+    assert all(named in _title(fig) for fig in figures)
+    table, chart, *_ = b.predict(["zero-shot"], 8, 2, 0, "zero-shot", "few-shot", api_name="/evaluate")
+    assert table["headers"][-1] == "model" and table["data"][0][-1] == second
+    assert named in _title(chart)
+
+
+def _title(fig: dict) -> str:
+    return json.loads(fig["plot"])["layout"]["title"]["text"]
 
 
 def test_a_model_not_offered_is_refused(two_models, checkpoints):
@@ -134,6 +164,58 @@ def test_a_run_waits_its_turn_for_a_model_that_needs_the_room_of_one_in_use(chec
 def _lease_name(pool: ModelPool, name: str) -> list[str]:
     with pool.lease(name, wait=30) as lm:
         return [lm.name]
+
+
+def test_leases_take_turns_in_the_order_they_asked(checkpoints):
+    """Under --max-models 1 a lease waiting for the other model is not starved by runs that keep using the loaded
+    one: a run on the loaded model that asks after it waits behind it, and it is told it waits (`waiting`)."""
+    import threading
+
+    first, second = checkpoints
+    pool, order, told = ModelPool(LoadOptions(), Budget(max_models=1)), [], []
+
+    def take(name: str) -> None:
+        with pool.lease(name, wait=30, waiting=told.append):
+            order.append(name)
+
+    with pool.lease(first):
+        other = threading.Thread(target=take, args=(second,))
+        other.start()
+        other.join(0.5)
+        again = threading.Thread(target=take, args=(first,))  # asks after: the loaded model, but not its turn
+        again.start()
+        again.join(0.5)
+        assert order == [] and told == [second, first]
+    other.join(30)
+    again.join(30)
+    assert order == [second, first] and list(pool.loaded()) == [first]
+    models.release(first)
+
+
+def test_a_model_that_cannot_fit_even_alone_is_refused_at_once(checkpoints):
+    first, second = checkpoints
+    pool = ModelPool(LoadOptions(), Budget(max_bytes=models.model_footprint(first) + 1))
+    with pytest.raises(BudgetError) as refused, pool.lease(second, wait=60):
+        pass
+    assert refused.value.need == pool.size(second) and list(pool.loaded()) == []
+
+
+def test_what_a_visitor_built_goes_with_its_released_model(two_models_one_at_a_time, checkpoints):
+    """B built the task vector on the first model; A's switch to the second releases it (a budget of one): B's
+    built method goes with it, so the model is freed, and B's panel says so; B's answers come from the first
+    model again, reloaded in B's turn."""
+    first, second = checkpoints
+    b = _visitor(two_models_one_at_a_time)
+    b.predict(["task-vector"], 4, 0, api_name="/build_methods")
+    assert _answer(b, "task-vector")[1].startswith("model ")
+    gone = weakref.ref(models._LOADED[next(key for key in models._LOADED if key[0] == first)])
+    a = _visitor(two_models_one_at_a_time)
+    a.predict(second, api_name="/switch_model")
+    gc.collect()
+    assert gone() is None  # B's built method no longer holds it
+    md = b.predict(QUERY, 4, 0, ["task-vector"], api_name="/answer_task_vector")[0]
+    assert f"was built on {first}, which the page unloaded" in md
+    assert f"model {first}" in _answer(b, "zero-shot")[1]
 
 
 def test_a_choice_over_the_memory_budget_is_refused_with_sizes_and_the_others_undisturbed(checkpoints):

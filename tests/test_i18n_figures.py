@@ -198,7 +198,7 @@ def test_the_evaluate_tables_follow_the_visitor(name):
         assert list(results_table(report).columns) == [
             "method", "accuracy", "95% interval", "− zero-shot (McNemar p)", "first-token accuracy",
             "latency ms/query", "× zero-shot time", "prompt tokens", "build s", "stored parameters",
-            "trained parameters"]
+            "trained parameters", "model"]
         assert list(item_table(report, task).columns[:2]) == ["input", "gold"]
 
 

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
@@ -38,7 +39,7 @@ from icr_app.core.tasks import TaskError
 
 MAX_QUERY_CHARS = 2000
 MEMO_SIZE = 512
-TURN_SECONDS = 300  # how long a run waits for the room its visitor's model needs (a switch never waits: it is told)
+TURN_SECONDS = 300  # how long a run or a switch waits its turn for the room its visitor's model needs
 USER_ERRORS = (TaskError, LabelError, ArtefactError, ValueError)
 
 # Concurrency groups: reading a task file never waits behind the model; answers and long jobs queue apart,
@@ -71,9 +72,17 @@ def _refused(err: BudgetError) -> gr.Error:
     return gr.Error(say("error.model_budget", name=err.name, need=_mib(err.need), room=_mib(err.room), kept=kept))
 
 
-def _loading_note(name: str) -> None:
-    """Tell the visitor whose model is being loaded (the others' runs go on)."""
-    gr.Info(say("info.loading_model", name=name))
+def _note(key: str) -> Callable[[str], None]:
+    """What tells a visitor that their model is being loaded, or waits its turn: the event's progress, where the
+    page shows it, and a message."""
+    def note(name: str) -> None:
+        text = say(key, name=name)
+        gr.Progress()(0, desc=text)
+        gr.Info(text)
+    return note
+
+
+_LOADING, _WAITING = _note("info.loading_model"), _note("info.waiting_model")
 
 
 def clip_query(query: str) -> str:
@@ -201,6 +210,17 @@ class Memo:
         return future.result()
 
 
+class Built(dict):
+    """A visitor's built methods, {method name: Method} (their `built` state). A method holds its model, and
+    Gradio keeps a session's state for an hour after it closes, so when the pool releases a model the context
+    takes that model's methods out of every visitor's `Built` (`dropped` says which, for the visitor's panels):
+    otherwise a released model would stay in memory through them."""
+
+    def __init__(self, methods: dict | None = None) -> None:
+        super().__init__(methods or {})
+        self.dropped: dict[str, str] = {}  # {method name: the released model it was built on}
+
+
 @dataclass
 class AppContext:
     """The page's models plus the per-session bookkeeping that the tabs' handlers use.
@@ -217,10 +237,13 @@ class AppContext:
     _chosen: dict[str, str] = field(default_factory=dict)  # {session: model name} where a visitor picked one
     _cancel: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
     _dirs: dict[str, Path] = field(default_factory=dict)
+    # every visitor's `Built`, by id (a dict is not hashable, so no WeakSet), gone from here when it goes
+    _held: weakref.WeakValueDictionary = field(default_factory=weakref.WeakValueDictionary)
+    _held_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         pinned = self.first if isinstance(self.first, LoadedModel) else None
-        self.pool = ModelPool(self.options, self.budget, pinned)
+        self.pool = ModelPool(self.options, self.budget, pinned, on_release=self._drop_built_on)
         self.default = self.pool.canonical(pinned.name if pinned else self.first)
 
     @property
@@ -241,25 +264,43 @@ class AppContext:
                 return lm
         if visit.lm is None:
             name = self.model_name()
-            try:  # a model released while its visitor was away comes back once the runs holding the room end
-                visit.lm = visit.leases.enter_context(self.pool.lease(name, _loading_note, wait=TURN_SECONDS))
-            except BudgetError as err:
-                raise _refused(err) from None
+            # a model released while its visitor was away comes back in its turn, once the runs holding the room end
+            visit.lm = self._lease(visit, name)
         return visit.lm
 
+    def _lease(self, visit: Visit, name: str) -> LoadedModel:
+        try:
+            return visit.leases.enter_context(self.pool.lease(name, _LOADING, TURN_SECONDS, _WAITING))
+        except BudgetError as err:
+            raise _refused(err) from None
+
     def switch(self, name: str, request: gr.Request | None = None) -> LoadedModel:
-        """Make `name` this visitor's model (the others keep theirs); a model that does not fit beside the ones in
-        use is refused with the sizes, and the visitor keeps the one they had."""
+        """Make `name` this visitor's model (the others keep theirs), waiting its turn when it does not fit beside
+        the models in use; one that cannot fit is refused with the sizes, and the visitor keeps the one they had."""
         if name not in self.model_choices:
             raise gr.Error(say("error.model_not_offered", name=name, models=", ".join(self.model_choices)))
         visit = _VISIT.get() or Visit(_session(request))
         visit.close()  # the run's hold on the previous model goes first: a budget of one model can swap
-        try:
-            visit.lm = visit.leases.enter_context(self.pool.lease(name, _loading_note))
-        except BudgetError as err:
-            raise _refused(err) from None
+        visit.lm = self._lease(visit, name)
         self._chosen[visit.session] = visit.lm.name
         return visit.lm
+
+    def hold(self, methods: dict) -> Built:
+        """`methods` as a visitor's `Built`, the state every handler that changes their built methods returns, so
+        that releasing a model takes its methods out of it (`Built`)."""
+        built = Built(methods)
+        with self._held_lock:
+            self._held[id(built)] = built
+        return built
+
+    def _drop_built_on(self, model: str) -> None:
+        with self._held_lock:
+            held = list(self._held.values())
+        for built in held:
+            for name, method in list(built.items()):
+                if method.lm.name == model:
+                    built.pop(name, None)
+                    built.dropped[name] = model
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """`compute()` once per `key` under the visitor's model, for answers that depend on nothing else and are

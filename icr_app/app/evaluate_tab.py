@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.app.exports import csv_file, json_file
-from icr_app.app.figures import eval_bars
+from icr_app.app.figures import eval_bars, named
 from icr_app.app.i18n import say, t
 from icr_app.app.page import Page
 from icr_app.core.tasks import Task, split
@@ -33,7 +33,8 @@ def report_from(data: dict[str, Any]) -> EvalReport:
 
 
 def results_table(report: EvalReport) -> pd.DataFrame:
-    """One row per method; the column headers in the visitor's language (the CSV download has the same ones)."""
+    """One row per method, naming the model that ran it; the column headers in the visitor's language (the CSV
+    download has the same ones)."""
     vs_base = {c["a"]: c for c in report.paired if c["b"] == "zero-shot"}
     rows = []
     for name, r in report.methods.items():
@@ -52,7 +53,7 @@ def results_table(report: EvalReport) -> pd.DataFrame:
                      say("evaluate.col.build_s"): round(r.build_s, 1),
                      say("evaluate.col.stored"): r.stored_parameters,
                      say("evaluate.col.trained"): r.trainable_parameters})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).assign(**{say("batch.model"): report.model})
 
 
 def _versus(c: dict[str, Any]) -> str:
@@ -104,7 +105,8 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         if data is None:
             return pd.DataFrame(), _empty(), pd.DataFrame(), "", pd.DataFrame()
         report = report_from(data)
-        return results_table(report), eval_bars(report, say), item_table(report, task), *agreement(report, task, a, b)
+        return (results_table(report), named(eval_bars(report, say), report.model, say), item_table(report, task),
+                *agreement(report, task, a, b))
 
     def run_eval(task: Task, views: dict, chosen: list[str], n_test: int, shots: int, seed: int, a: str, b: str,
                  request: gr.Request, progress: gr.Progress = gr.Progress()):  # noqa: B008

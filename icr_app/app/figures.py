@@ -8,6 +8,24 @@ from icr_app.evaluation import EvalReport
 from icr_app.figures.say import Say
 
 
+def named(fig: go.Figure | None, model: str, say: Say) -> go.Figure | None:
+    """`fig` with the model that made it under its title, so that a figure says whose it is on the page and when
+    downloaded from it (a page's visitors are on models of their own)."""
+    if fig is None:
+        return None
+    title = fig.layout.title.text
+    line = f"<sup>{say('fact.model', model=model)}</sup>"
+    fig.update_layout(title_text=line if not title else f"{title}<br>{line}")
+    if title and fig.layout.margin.t is not None and fig.layout.margin.t < 80:
+        fig.update_layout(margin_t=80)  # room for the second line
+    return fig
+
+
+def named_all(shown: tuple, model: str, say: Say) -> tuple:
+    """`shown` with every figure in it `named` (the rest, such as a note's text, as it is)."""
+    return tuple(named(x, model, say) if isinstance(x, go.Figure) else x for x in shown)
+
+
 def label_prob_bars(probs: dict[str, float] | None, title: str, note: str, say: Say) -> go.Figure:
     """Horizontal bars of the label probabilities; an empty figure saying why (`note`) when there are none."""
     fig = go.Figure()

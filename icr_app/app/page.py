@@ -84,6 +84,12 @@ def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method],
     return prebuilt.instant_method(ctx.lm, task, name, shots, seed)
 
 
+def not_built_note(built: dict[str, Method], name: str) -> str:
+    """Why method `name` has no built method here: never built, or dropped with a model the page released."""
+    model = getattr(built, "dropped", {}).get(name)
+    return say("not_built") if model is None else say("dropped_with_model", title=method_title(name), model=model)
+
+
 def panel_text(name: str, answer: Answer, model: str) -> str:
     spec, pred = REGISTRY[name], answer.prediction
     facts = [say("fact.model", model=model), say("fact.ms", ms=answer.seconds * 1000),
@@ -131,7 +137,8 @@ def answer_panel(ctx: AppContext, name: str, task: Task, built: dict[str, Method
         return (f"### {title}\n_{say('cannot_answer', err=translated_error(err))}_",
                 label_prob_bars(None, title, say("not_available"), say), "")
     if answer is None:
-        return f"### {title}\n_{say('not_built')}_", label_prob_bars(None, title, say("not_built_yet"), say), ""
+        return (f"### {title}\n_{not_built_note(built, name)}_",
+                label_prob_bars(None, title, say("not_built_yet"), say), "")
     pred = answer.prediction
     bars = label_prob_bars(pred.label_probs, title, say("bars.open"), say)
     return panel_text(name, answer, model), bars, pred.prompt
@@ -198,7 +205,7 @@ class Handlers:
     def shipped(self, task: Task, is_builtin: bool) -> tuple[dict, dict]:
         if not is_builtin:
             return {}, {}
-        return prebuilt.load_methods(self.ctx.lm, task.name), prebuilt.load_views(self.ctx.lm, task.name)
+        return self.ctx.hold(prebuilt.load_methods(self.ctx.lm, task.name)), prebuilt.load_views(self.ctx.lm, task.name)
 
     def answers(self, task: Task, built: dict, query: str, shots: int, seed: int, names: list[str]) -> list:
         """The panel outputs with the answers of the methods `names`; the other panels skipped."""
@@ -245,7 +252,7 @@ class Handlers:
     def build_methods(self, task: Task, built: dict, chosen: list[str], shots: int, seed: int, request: gr.Request,
                       progress: gr.Progress = gr.Progress()):  # noqa: B008
         lm = self.ctx.lm
-        todo = [n for n in chosen if not REGISTRY[n].instant and (n not in built or built[n].lm is not lm)]
+        todo = [n for n in chosen if not REGISTRY[n].instant and getattr(built.get(n), "lm", None) is not lm]
         built, notes = dict(built), []
         for name in todo:
             title = method_title(name)
@@ -257,7 +264,7 @@ class Handlers:
                 continue
             notes.append(say("built_note", title=title, s=built[name].build_s))
         notes = [say("built_note.model", note=note, model=lm.name) for note in notes]
-        return built, "\n\n".join(notes) or say("nothing_to_build")
+        return self.ctx.hold(built), "\n\n".join(notes) or say("nothing_to_build")
 
     def answer_batch(self, task: Task, built: dict, text: str, shots: int, seed: int, chosen: list[str]):
         queries = [clip_query(q) for q in (text or "").splitlines() if q.strip()]

@@ -3,8 +3,9 @@
 The models themselves live in `core.models`' per-process cache (`load_model` fills it, `release` empties it);
 the pool only decides which of them stay there. It counts, per model, the visitors' computations that use it
 (`lease`), and when a model must be loaded and the budget (a number of models and/or bytes) is spent, it releases
-the least recently used model that no computation holds. A model that still cannot fit is refused with the sizes
-(`BudgetError`), and the other visitors' models stay as they were.
+the least recently used model that no computation holds. A lease whose model cannot fit beside the ones in use
+waits its turn, in the order the leases asked; one that could not fit even alone, or that waits past its bound, is
+refused with the sizes (`BudgetError`), and the other visitors' models stay as they were.
 """
 
 from __future__ import annotations
@@ -50,13 +51,16 @@ class Budget:
 class ModelPool:
     """The page's loaded models by name, released least recently used first and never while leased."""
 
-    def __init__(self, options: LoadOptions, budget: Budget = Budget(), pinned: LoadedModel | None = None) -> None:
+    def __init__(self, options: LoadOptions, budget: Budget = Budget(), pinned: LoadedModel | None = None,
+                 on_release: Callable[[str], None] = lambda _: None) -> None:
         self.options, self.budget = options, budget
+        self._on_release = on_release  # told each model released: what was built on it goes too
         # a model the caller loaded and handed in (a test's tiny one) is theirs: kept, never released
         self._pinned = {pinned.name: pinned} if pinned is not None else {}
         self._sizes: dict[str, int] = {}  # bytes of each loaded model, as the loader's memory check counts them
         self._recent: OrderedDict[str, None] = OrderedDict((name, None) for name in self._pinned)
         self._uses: Counter[str] = Counter()
+        self._queue: list[tuple[object, str]] = []  # the leases waiting, in the order they asked
         self._lock = threading.Condition(threading.RLock())  # notified when a lease ends
 
     def canonical(self, name: str) -> str:
@@ -75,39 +79,73 @@ class ModelPool:
 
     @contextmanager
     def lease(self, name: str, announce: Callable[[str], None] = lambda _: None,
-              wait: float = 0.0) -> Iterator[LoadedModel]:
+              wait: float = 0.0, waiting: Callable[[str], None] = lambda _: None) -> Iterator[LoadedModel]:
         """The model `name`, loaded if it is not (`announce(name)` first: a visitor sees what they wait for), and
-        kept loaded until the `with` ends; when it does not fit beside the models in use, waiting up to `wait`
-        seconds for their runs to end before BudgetError."""
+        kept loaded until the `with` ends. When it does not fit beside the models in use, the lease takes its turn
+        (`waiting(name)` first): leases are let in in the order they asked, so a model the runs keep using is
+        released once the runs that hold it end, rather than never; BudgetError after `wait` seconds, or at once
+        when the model could not fit even with every other model released."""
         name = self.canonical(name)
-        with self._lock:
-            self._uses[name] += 1
+        lm = self._get(name, announce, waiting, time.monotonic() + wait)
         try:
-            yield self._get(name, announce, time.monotonic() + wait)
+            yield lm
         finally:
             with self._lock:
                 self._uses[name] -= 1
                 self._lock.notify_all()
 
-    def _get(self, name: str, announce: Callable[[str], None], deadline: float) -> LoadedModel:
+    def _get(self, name: str, announce: Callable[[str], None], waiting: Callable[[str], None],
+             deadline: float) -> LoadedModel:
+        """The model, counted as used from the moment it is let in (so that no one releases it while it loads)."""
+        with self._lock:
+            if name not in self._pinned and not self._fits(self.size(name), list(self._pinned)):
+                raise self._refusal(name)
+            loading = self._take_turn(name, waiting, deadline)
+            self._uses[name] += 1
         if name in self._pinned:
             return self._touch(name, self._pinned[name])
-        with self._lock:
-            while name not in self._recent:
-                try:
-                    self._make_room(name)
-                except BudgetError:
-                    if not self._lock.wait(max(0.0, deadline - time.monotonic())):
-                        raise
-                    continue
-                self._recent[name] = None  # counted from now, so that concurrent loads leave room for it
-                announce(name)
+        if loading:
+            announce(name)
         try:
             return self._touch(name, load_model(name, self.options))
         except BaseException:
             with self._lock:
-                self._recent.pop(name, None)
+                self._uses[name] -= 1
+                if loading:
+                    self._recent.pop(name, None)
+                self._lock.notify_all()
             raise
+
+    def _take_turn(self, name: str, waiting: Callable[[str], None], deadline: float) -> bool:
+        """Wait (the lock held) until `name` is loaded or room is made for it, behind the leases that asked first
+        for a model not loaded; whether it is now to be loaded."""
+        turn = object()
+        self._queue.append((turn, name))
+        told = False
+        try:
+            while not self._ready(turn, name):
+                if not told:
+                    waiting(name)
+                    told = True
+                if not self._lock.wait(max(0.0, deadline - time.monotonic())) and not self._ready(turn, name):
+                    raise self._refusal(name)
+        finally:
+            self._queue.remove((turn, name))
+            self._lock.notify_all()
+        if name in self._recent:
+            return False
+        self._recent[name] = None  # counted from now, so that concurrent loads leave room for it
+        return True
+
+    def _ready(self, turn: object, name: str) -> bool:
+        """Whether the lease `turn` may go now: no lease ahead of it waits for room, and its model is loaded or
+        room is made for it."""
+        for ahead, wanted in self._queue:
+            if ahead is turn:
+                break
+            if wanted not in self._recent:
+                return False
+        return name in self._recent or self._make_room(name)
 
     def _touch(self, name: str, lm: LoadedModel) -> LoadedModel:
         with self._lock:
@@ -115,8 +153,8 @@ class ModelPool:
             self._recent.move_to_end(name)
         return lm
 
-    def _make_room(self, name: str) -> None:
-        """Release the least recently used models no one uses until `name` fits (the lock held); BudgetError, with
+    def _make_room(self, name: str) -> bool:
+        """Release the least recently used models no one uses until `name` fits (the lock held); False, with
         nothing released, when it cannot fit beside the ones in use."""
         need, kept, idle = self.size(name), list(self._recent), []
         for old in list(self._recent):
@@ -126,15 +164,22 @@ class ModelPool:
                 kept.remove(old)
                 idle.append(old)
         if not self._fits(need, kept):
-            in_use = [old for old in self._recent if old in kept]
-            by_count = self.budget.max_models if len(in_use) >= (self.budget.max_models or len(in_use) + 1) else None
-            raise BudgetError(name, need, max(self._room(in_use), 0), {old: self.size(old) for old in in_use},
-                              by_count)
+            return False
         for old in idle:
             self._recent.pop(old)
             release(old)
+            self._on_release(old)
         if idle:
             gc.collect()  # their tensors go now, before the next model is loaded beside them
+        return True
+
+    def _refusal(self, name: str) -> BudgetError:
+        """Why `name` is refused: the sizes, and the count when the number of models, not the bytes, is what is
+        spent."""
+        in_use = [old for old in self._recent if self._uses[old] or old in self._pinned]
+        by_count = self.budget.max_models if len(in_use) >= (self.budget.max_models or len(in_use) + 1) else None
+        return BudgetError(name, self.size(name), max(self._room(in_use), 0), {old: self.size(old) for old in in_use},
+                           by_count)
 
     def _room(self, kept: list[str]) -> int:
         kept_bytes = sum(self.size(name) for name in kept)

@@ -15,6 +15,7 @@ from icr_app.analyses.anchors import cached
 from icr_app.analyses.anchors.figures import view_figures
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.app.exports import json_file
+from icr_app.app.figures import named_all
 from icr_app.app.i18n import say, t
 from icr_app.app.page import Page
 from icr_app.core.tasks import Task
@@ -43,7 +44,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         _classification(task)
         step = ctx.progress(progress, request, "flow", say("anchors.saliency"))
         views = {**views, "flow": cached.flow(ctx.lm, task, int(n_prompts), int(shots), int(seed), step)}
-        return views, *redraw(views, layer, head, threshold, kind)
+        return views, *redraw(views, layer, head, threshold, kind, request)
 
     def run_isolation(task: Task, views: dict, k: int, shots: int, seed: int, layer: int, head: str,
                       threshold: float, kind: str, request: gr.Request,
@@ -52,7 +53,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         step = ctx.progress(progress, request, "flow", say("anchors.isolating"))
         views = {**views, "isolation": cached.isolation(ctx.lm, task, min(int(k), ctx.lm.n_layers), int(shots),
                                                         int(seed), step)}
-        return views, *redraw(views, layer, head, threshold, kind)
+        return views, *redraw(views, layer, head, threshold, kind, request)
 
     def run_experiment(task: Task, views: dict, n: int, shots: int, seed: int, layer: int, head: str,
                        threshold: float, kind: str, request: gr.Request,
@@ -60,19 +61,21 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         _classification(task)
         step = ctx.progress(progress, request, "flow", say(f"anchors.{kind}"))
         views = {**views, kind: cached.experiment(ctx.lm, task, kind, int(n), int(shots), int(seed), step)}
-        return views, *redraw(views, layer, head, threshold, kind)
+        return views, *redraw(views, layer, head, threshold, kind, request)
 
-    def redraw(views: dict, layer: int, head: str, threshold: float, kind: str):
+    def redraw(views: dict, layer: int, head: str, threshold: float, kind: str, request: gr.Request):
+        """The figures of `views`, which are the visitor's model's (a switch brings that model's views)."""
         n_layers = ctx.lm.n_layers
-        return (*figures(views, min(int(layer), n_layers - 1), None if head == ALL_HEADS else int(head),
-                         float(threshold), kind), gr.update(maximum=n_layers - 1),
+        shown = figures(views, min(int(layer), n_layers - 1), None if head == ALL_HEADS else int(head),
+                        float(threshold), kind)
+        return (*named_all(shown, ctx.model_name(request), say), gr.update(maximum=n_layers - 1),
                 gr.update(choices=heads(ctx.lm.n_heads)))
 
     def download(views: dict, request: gr.Request) -> str:
         return json_file(ctx.session_dir(request) / "anchor-views.json", views)
 
     lm = ctx.lm
-    first = figures(page.initial_views, lm.n_layers // 2, None, 0.1, "re-weighting")
+    first = named_all(figures(page.initial_views, lm.n_layers // 2, None, 0.1, "re-weighting"), lm.name, say)
     with gr.Tab(t("anchors.tab")):
         views = page.views
         gr.Markdown(t("anchors.explain"))

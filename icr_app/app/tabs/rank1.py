@@ -12,6 +12,7 @@ from icr_app.analyses.rank1 import cached
 from icr_app.analyses.rank1.figures import view_figures
 from icr_app.app.context import JOBS, AppContext, on
 from icr_app.app.exports import json_file
+from icr_app.app.figures import named_all
 from icr_app.app.i18n import say, t
 from icr_app.app.page import Page
 from icr_app.core.tasks import Task
@@ -27,16 +28,18 @@ def build_tab(ctx: AppContext, page: Page) -> None:
             progress: gr.Progress = gr.Progress()):  # noqa: B008
         step = ctx.progress(progress, request, "rank1", say("rank1.progress"))
         views = {**views, "rank1": cached.rank1(ctx.lm, task, int(shots), int(seed), step)}
-        return views, *figures(views, int(layer))
+        return views, *named_all(figures(views, int(layer)), ctx.lm.name, say)
 
-    def redraw(views: dict, layer: int):
-        return *figures(views, int(layer)), gr.update(maximum=ctx.lm.n_layers - 1)
+    def redraw(views: dict, layer: int, request: gr.Request):
+        """The figures of `views`, which are the visitor's model's (a switch brings that model's views)."""
+        return (*named_all(figures(views, int(layer)), ctx.model_name(request), say),
+                gr.update(maximum=ctx.lm.n_layers - 1))
 
     def download(views: dict, request: gr.Request) -> str:
         return json_file(ctx.session_dir(request) / "rank1.json", views.get("rank1", {}))
 
     n_layers = ctx.lm.n_layers
-    first = figures(page.initial_views, n_layers // 2)
+    first = named_all(figures(page.initial_views, n_layers // 2), ctx.lm.name, say)
     with gr.Tab(t("rank1.tab")):
         gr.Markdown(t("rank1.explain"))
         with gr.Row():
