@@ -1,4 +1,4 @@
-"""Label words as anchors (docs/analyses/anchors.md) on the tiny random model: positions, saliency, isolation,
+"""Label words as anchors (icr_app/analyses/anchors/README.md) on the tiny random model: positions, saliency, isolation,
 caches."""
 
 import json

@@ -11,6 +11,7 @@ import argparse
 import ast
 import dataclasses
 import importlib
+import inspect
 import os
 import re
 from pathlib import Path
@@ -20,9 +21,12 @@ from icr_app.analyses import REGISTRY as ANALYSES
 from icr_app.methods import REGISTRY as METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted([ROOT / "README.md", ROOT / "BENCHMARKS.md", *(ROOT / "docs").rglob("*.md")])
+# a method's and an analysis's page is the README.md of its folder
+PAGES = sorted([ROOT / "README.md", ROOT / "BENCHMARKS.md", *(ROOT / "docs").rglob("*.md"),
+                *(ROOT / "icr_app").rglob("README.md")])
 QUOTE = re.compile(r"<!-- docstring (\S+) -->\n(.*?)<!-- /docstring -->\n", re.S)
 CONFIG = re.compile(r"<!-- config (\S+) -->\n(.*?)<!-- /config -->\n", re.S)
+INDEX = re.compile(r"<!-- (methods|analyses) -->\n(.*?)<!-- /\1 -->\n", re.S)
 TOP_LEVEL = {p.name for p in ROOT.iterdir() if not p.name.startswith(".git")}
 
 
@@ -66,11 +70,37 @@ def _exists(pattern: str) -> bool:
     return any(ROOT.glob(pattern)) if "*" in pattern else (ROOT / pattern).exists()
 
 
+def method_page(name: str) -> Path:
+    """A method's page: the README.md in the folder of the module its build function lives in."""
+    return Path(inspect.getfile(METHODS[name].build)).resolve().parent / "README.md"
+
+
+def analysis_page(name: str) -> Path:
+    return ROOT / "icr_app" / "analyses" / name / "README.md"
+
+
 def test_every_method_and_analysis_has_its_page():
-    pages = [ROOT / "docs" / "methods" / f"{name}.md" for name in METHODS]
-    pages += [ROOT / "docs" / "analyses" / f"{name}.md" for name in ANALYSES]
+    pages = [method_page(name) for name in METHODS] + [analysis_page(name) for name in ANALYSES]
     missing = [_relative(p) for p in pages if not p.is_file()]
     assert not missing, missing
+
+
+def _index(kind: str) -> str:
+    """docs/methods.md's table of the registered methods (or analyses), each linking to its page."""
+    if kind == "analyses":
+        rows = [f"| [{name}](../{_relative(analysis_page(name))}) | {spec.title} | {spec.description} |"
+                for name, spec in ANALYSES.items()]
+        return "| analysis | title | what it shows |\n| --- | --- | --- |\n" + "\n".join(rows) + "\n"
+    rows = [f"| [{name}](../{_relative(method_page(name))}) | {spec.title} | {spec.kind} | {spec.description} | "
+            f"{', '.join(f'`{name}@{p}`' for p in spec.presets) or '—'} |" for name, spec in METHODS.items()]
+    return ("| method | title | kind | what it does | presets |\n| --- | --- | --- | --- | --- |\n"
+            + "\n".join(rows) + "\n")
+
+
+def test_the_index_lists_every_registered_method_and_analysis():
+    found = dict(INDEX.findall((ROOT / "docs" / "methods.md").read_text()))
+    stale = [kind for kind in ("methods", "analyses") if found.get(kind) != _index(kind)]
+    assert not stale, f"run `PYTHONPATH=. python tests/test_docs.py` to write them again: {stale}"
 
 
 def test_docstrings_point_at_pages_that_exist():
@@ -154,7 +184,7 @@ def _config_table(name: str) -> str:
 
 
 def test_defaults_tables_are_the_configs():
-    tables = {name: CONFIG.findall((ROOT / "docs" / "methods" / f"{name}.md").read_text()) for name in METHODS}
+    tables = {name: CONFIG.findall(method_page(name).read_text()) for name in METHODS}
     stale = [name for name, found in tables.items() if found != [(name, _config_table(name))]]
     assert not stale, f"run `PYTHONPATH=. python tests/test_docs.py` to write them again: {stale}"
 
@@ -164,6 +194,7 @@ def copy_from_code() -> None:
         text = page.read_text()
         new = QUOTE.sub(lambda m: f"<!-- docstring {m[1]} -->\n{_quoted(m[1])}<!-- /docstring -->\n", text)
         new = CONFIG.sub(lambda m: f"<!-- config {m[1]} -->\n{_config_table(m[1])}<!-- /config -->\n", new)
+        new = INDEX.sub(lambda m: f"<!-- {m[1]} -->\n{_index(m[1])}<!-- /{m[1]} -->\n", new)
         if new != text:
             page.write_text(new)
             print("copied from the code into", _relative(page))

@@ -42,12 +42,25 @@ def test_installed_package_carries_its_data(installed, tmp_path):
     assert (installed / "bin" / "icl-lab").is_file()
     for model in ("smollm2-135m", "gemma3-270m"):  # each built-in model's router
         assert sorted(p.name for p in (installed / "icr_app" / "assets" / "icr" / model).iterdir()) == [
-            "MANIFEST.md", "pids.safetensors", "router.safetensors"]
+            "MANIFEST.md", "router.safetensors"]
     assert len(list((installed / "icr_app" / "assets" / "tasks").glob("*.json"))) == 20
     probe = "import icr_app, icr_app.core.tasks as t; print(icr_app.__file__); print(t.builtin_task('spam').kind)"
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(installed)},
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == [str(installed / "icr_app" / "__init__.py"), "classification"]
+
+
+def test_installed_methods_come_from_the_distributions_entry_points(installed, tmp_path):
+    """Away from the source tree the registry reads ICL Lab's own methods from the installed metadata, lists them
+    in the order it does from the tree, and every method's words travel with it."""
+    from icr_app.methods import REGISTRY
+
+    probe = ("from icr_app.methods import REGISTRY, shipped_entry_points; from icr_app.app.strings import strings; "
+             "print(','.join(p.name for p in shipped_entry_points())); print(','.join(REGISTRY)); "
+             "print(all(f'method.{n}' in strings()['zh-CN'] for n in REGISTRY))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(installed)},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(out[0].split(",")) == sorted(REGISTRY) and out[1:] == [",".join(REGISTRY), "True"]
 
 
 def test_the_library_installs_without_the_pages_packages(installed):

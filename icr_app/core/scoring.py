@@ -3,7 +3,7 @@
 Batches are left-padded, so the last real token of every row sits at position -1; that is where
 SITE injects and where the answer's first-token logits are read. An intervention (a context
 manager supplied by a method) is active during the prefill of the prompt only; answers are then
-scored or decoded from the KV cache without it (docs/methods/site.md, stage 3).
+scored or decoded from the KV cache without it (icr_app/methods/site/README.md, stage 3).
 
 An intervention is a context manager that the runner enters while it holds `LoadedModel.lock`: it may
 install hooks for the pass and yields the extra forward keywords of the pass (e.g. an `attention_edit`).

@@ -21,7 +21,7 @@ from icr_app.core.artefacts import ArtefactError, artefact_kind
 from icr_app.core.errors import UserError
 from icr_app.core.models import LoadedModel
 from icr_app.core.tasks import Task
-from icr_app.methods.base import Method, MethodSpec, build_spec
+from icr_app.methods.base import KINDS, Method, MethodSpec, build_spec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,7 +34,7 @@ REGISTRY: dict[str, MethodSpec] = {}
 DEFAULT_PANELS = ("zero-shot", "few-shot", "site", "icr")
 # The serving stacks' formats a built method may be exported to (`MethodSpec.exports`), each with the error code
 # that says why a method has no export to it (docs/elsewhere.md)
-FORMATS = {"peft": "export.not_peft", "llama-cpp": "export.not_control_vector"}
+FORMATS = {"peft": "export.not_peft", "llama-cpp": "export.not_control_vector", "steered": "export.not_steered"}
 
 
 class ExportError(UserError):
@@ -79,21 +79,29 @@ def plugin_entry_points() -> list[EntryPoint]:
     return sorted(found, key=lambda point: point.name)
 
 
-def _register_entry_point(point: EntryPoint) -> None:
+def _load(point: EntryPoint) -> MethodSpec:
     spec = point.load()
     if not isinstance(spec, MethodSpec) or spec.name != point.name:
         raise TypeError(f"entry point '{point.name} = {point.value}' of {GROUP} must name the MethodSpec of a method "
                         f"called '{point.name}'; it names {spec!r}")
-    register(spec)
+    return spec
 
 
-for _point in shipped_entry_points():
-    _register_entry_point(_point)
-for _point in plugin_entry_points():
-    try:  # another package's method that cannot load costs that method, not ICL Lab
-        _register_entry_point(_point)
-    except Exception as err:  # noqa: BLE001 (whatever its import raises)
-        warnings.warn(f"method '{_point.name}' from {_point.value} was not loaded: {err}", stacklevel=1)
+def _discovered() -> list[MethodSpec]:
+    """Every declared method, baselines first (zero-shot, the reference every other is compared with, before all),
+    then implicit ICL, then fine-tuning, by name within each: one order whether the entry points come from
+    pyproject.toml or from installed metadata (which keeps no order)."""
+    specs = [_load(point) for point in shipped_entry_points()]
+    for point in plugin_entry_points():
+        try:  # another package's method that cannot load costs that method, not ICL Lab
+            specs.append(_load(point))
+        except Exception as err:  # noqa: BLE001 (whatever its import raises)
+            warnings.warn(f"method '{point.name}' from {point.value} was not loaded: {err}", stacklevel=2)
+    return sorted(specs, key=lambda spec: (KINDS.index(spec.kind), spec.name != "zero-shot", spec.name))
+
+
+for _spec in _discovered():
+    register(_spec)
 
 
 def get_spec(name: str) -> MethodSpec:

@@ -156,7 +156,7 @@ class Method:
         `intervention(queries)`, a pass after it (a decoding step) with `decode_intervention(queries)`.
 
         `queries` are the query texts of the batch, one per row, for a method that reads them (ICR routes by
-        them; docs/methods/icr.md); the prompt is the caller's (`prompt(x)` is the one `predict` uses); batches
+        them; icr_app/methods/icr/README.md); the prompt is the caller's (`prompt(x)` is the one `predict` uses); batches
         are left-padded, as the method changes each row's last token. The model's lock is held for the whole
         block, so ICL Lab's attention function is in force and no other ICL Lab call runs meanwhile."""
         queries = list(queries)
@@ -191,6 +191,7 @@ def is_correct(pred: Prediction, target: str) -> bool:
 
 
 Kind = Literal["baseline", "implicit", "fine-tuning"]
+KINDS: tuple[Kind, ...] = ("baseline", "implicit", "fine-tuning")  # the order the registry lists them in
 
 
 class BuildError(ValueError):

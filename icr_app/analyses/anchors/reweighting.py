@@ -1,7 +1,7 @@
 """Anchor re-weighting: learn how much the final position should read each demonstration's label word.
 
 A learnable `β[l, h, k]` (init 0) multiplies the post-softmax attention of the final position to the
-label word of demonstration k by `exp(β)`, with no renormalisation (docs/analyses/anchors.md). Only the final
+label word of demonstration k by `exp(β)`, with no renormalisation (icr_app/analyses/anchors/README.md). Only the final
 row changes, so the demonstrations are run once into a cache and only the queries are trained on and
 scored against it. Paper's recipe: one demonstration per class, four training examples per class,
 Adam lr 0.01, 10 epochs (batch 1 here).

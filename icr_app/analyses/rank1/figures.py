@@ -1,4 +1,4 @@
-"""Figures for the rank-1 analysis (docs/analyses/rank1.md), each drawn from a `Rank1Report`.
+"""Figures for the rank-1 analysis (icr_app/analyses/rank1/README.md), each drawn from a `Rank1Report`.
 
 Errors and singular values span many orders of magnitude, so those axes are logarithmic: what matters is
 the gap between the identity's rounding-level error and the context's effect, and between σ₁ and σ₂.

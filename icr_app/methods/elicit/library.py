@@ -1,4 +1,4 @@
-"""ELICIT's capability library and its retriever, built once from in-domain tasks (docs/methods/elicit.md).
+"""ELICIT's capability library and its retriever, built once from in-domain tasks (icr_app/methods/elicit/README.md).
 
 An entry per domain: few-shot prompts of the domain's train split (16 demonstrations, the paper's), in the
 domain's own prompt where it has one (a dataset spec's), run through the model, and the residual stream after

@@ -1,4 +1,4 @@
-"""The ICR router (docs/methods/icr.md): a frozen sentence encoder and two small MLPs that give α(x) and γ(x).
+"""The ICR router (icr_app/methods/icr/README.md): a frozen sentence encoder and two small MLPs that give α(x) and γ(x).
 
 α(x) = s·tanh(MLP_α(e(x))) ∈ R^{L_r×r} mixes the PID directions per routed layer (s is the α scale,
 annealed during training and frozen after); γ(x) = sigmoid(MLP_γ(e(x))) ∈ R^{L_r×H} gates each head.

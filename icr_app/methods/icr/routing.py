@@ -1,4 +1,4 @@
-"""ICR attention routing (docs/methods/icr.md): a low-rank, per-head-gated bias on the attention logits.
+"""ICR attention routing (icr_app/methods/icr/README.md): a low-rank, per-head-gated bias on the attention logits.
 
 At each routed layer l and head h the logits become
 

@@ -1,4 +1,4 @@
-"""Training the ICR router once on a mix of domains (docs/methods/icr.md), with resumable checkpoints.
+"""Training the ICR router once on a mix of domains (icr_app/methods/icr/README.md), with resumable checkpoints.
 
 Only the router trains; the LLM and the encoder are frozen (a model the user wrapped keeps its parameters'
 `requires_grad`, so each training pass runs under `core.grads.frozen` and no gradient reaches them). Per example
@@ -107,7 +107,7 @@ def depth_weights(n_routed: int, top: float) -> torch.Tensor:
 def icr_loss(logits: torch.Tensor, target: torch.Tensor, h_zs: torch.Tensor, alpha: torch.Tensor,
              gamma: torch.Tensor, cfg: TrainConfig, allowed: torch.Tensor | None = None,
              ) -> tuple[torch.Tensor, dict[str, float]]:
-    """The four-part loss of docs/methods/icr.md for a batch; also returns each part for the log.
+    """The four-part loss of icr_app/methods/icr/README.md for a batch; also returns each part for the log.
 
     `allowed` (B, V) restricts the CE of each row to its candidate tokens (`ce="labels"`); the entropy terms
     stay over the full vocabulary.

@@ -15,7 +15,7 @@ sweep of `sweep` blocks spread over the depth; or one block, `layer` (or a third
 The sweep is kept with the artefact and drawn on the page. Answering adds `strength`·v (0: zero-shot exactly;
 1: as learnt) and costs what zero-shot costs.
 
-Decisions where the paper's settings could not be read here (docs/methods/learned-task-vector.md), measured on
+Decisions where the paper's settings could not be read here (icr_app/methods/learned_task_vector/README.md), measured on
 SmolLM2-135M on validation splits of built-in tasks that the measurements of the method do not use
 (docs/notebook/learned-task-vector.md):
 - Every block by default, as the paper. Chosen on a validation group of built-in tasks (emotion,

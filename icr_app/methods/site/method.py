@@ -1,4 +1,4 @@
-"""SITE: soft head selection for ICL-derived task embeddings (Park et al., 2025; docs/methods/site.md).
+"""SITE: soft head selection for ICL-derived task embeddings (Park et al., 2025; icr_app/methods/site/README.md).
 
 Stage 1 averages each head's last-token output over M few-shot prompts (the task embedding `t`);
 stage 2 (`train`) learns per-head weights α = sigmoid(θ) that mix `t` into zero-shot prompts;

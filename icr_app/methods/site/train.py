@@ -1,4 +1,4 @@
-"""SITE stage 2: learn the soft head selection α = sigmoid(θ) on zero-shot prompts (docs/methods/site.md).
+"""SITE stage 2: learn the soft head selection α = sigmoid(θ) on zero-shot prompts (icr_app/methods/site/README.md).
 
 SITE only changes the last prompt token, so every earlier position is the same at every step. We run each
 training prompt's prefix (all tokens but the last) once, keep its KV cache, and let each step forward (and
