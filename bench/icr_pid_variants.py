@@ -1,4 +1,5 @@
-"""Settle the PIDs' open questions (icr_app/methods/icr/README.md) by measurement: pre- vs post-RoPE, centred vs uncentred.
+"""Settle the PIDs' open questions (icr_app/methods/icr/README.md) by measurement: pre- vs post-RoPE, centred
+vs uncentred.
 
 For each variant we fit rank-r bases on the in-domain few-shot prompts and measure, on the routed layers,
 how much of what ICL actually changes the bases capture: Δq = q(few-shot) − q(zero-shot) and Δk likewise

@@ -1,1 +1,1 @@
-"""Label words are anchors (Wang et al., EMNLP 2023): information flow and its uses (icr_app/analyses/anchors/README.md)."""
+"""Label words are anchors (Wang et al., EMNLP 2023): information flow and its uses (this folder's README.md)."""

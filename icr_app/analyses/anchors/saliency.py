@@ -1,7 +1,7 @@
 """Saliency information flow: which token pairs the label decision flows through, layer by layer.
 
 A custom attention keeps each layer's post-softmax weights `A`; autograd gives `∂L/∂A` directly, and
-`I_l = |Σ_h A_h ⊙ ∂L/∂A_h|` (icr_app/analyses/anchors/README.md; equal to the gradient of a ones tensor `P` multiplied into `A`,
+`I_l = |Σ_h A_h ⊙ ∂L/∂A_h|` (this folder's README.md; equal to the gradient of a ones tensor `P` multiplied into `A`,
 without the extra products). The embeddings require grad only so that layer 0's `A` is in the graph.
 `L` is the cross-entropy of the gold label over the label words' first-token logits at the final
 position. Three averages of `I_l` summarise a layer: text → label words (S_wp), label words → target

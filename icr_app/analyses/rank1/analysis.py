@@ -1,4 +1,4 @@
-"""ICL as a rank-1 weight update (icr_app/analyses/rank1/README.md; Dherin et al., arXiv 2507.16003), checked in a real model.
+"""ICL as a rank-1 weight update (this folder's README.md; Dherin et al., arXiv 2507.16003), checked in a real model.
 
 The identity checked, for each decoder block l. Two prompts in the same template: the with-context prompt C
 (demonstrations + query) and the context-free prompt (the query alone). At the query's last token (the same

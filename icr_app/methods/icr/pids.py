@@ -1,4 +1,4 @@
-"""Principal ICL directions (PIDs, icr_app/methods/icr/README.md): where in-context demonstrations move queries and keys.
+"""Principal ICL directions (PIDs, this folder's README.md): where in-context demonstrations move queries and keys.
 
 For each domain we build class-balanced few-shot prompts, capture the LAST-token query and key of every
 layer, pool them over all prompts of all domains (the same number per domain) and keep a rank-r PCA basis
