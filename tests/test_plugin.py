@@ -126,3 +126,29 @@ def test_without_the_plugin_it_is_not_there():
     from icr_app.methods import REGISTRY, plugin_entry_points
 
     assert "suffix" not in REGISTRY and not [p for p in plugin_entry_points() if p.name == "suffix"]
+
+
+def test_a_method_may_not_take_a_key_the_page_or_another_method_has(tmp_path):
+    from dataclasses import replace
+
+    from icr_app.app.strings import strings
+    from icr_app.methods import REGISTRY, register
+
+    register(replace(REGISTRY["zero-shot"], name="greedy-words", strings={"en": {"answer": "mine"}}))
+    try:
+        with pytest.raises(ValueError, match="method 'greedy-words'.*answer"):
+            strings()
+    finally:
+        del REGISTRY["greedy-words"]
+    assert strings()["en"]["answer"] == "Answer"
+
+
+@pytest.mark.parametrize("text, says", [("en: [a, b]\n", "one mapping of key to text per language"),
+                                        ("en:\n  method.x: ''\n", "no text for method.x"),
+                                        ("en: {a: b\n", "cannot read")])
+def test_a_folders_words_are_checked_when_read(tmp_path, text, says):
+    from icr_app.core.strings import folder_strings
+
+    (tmp_path / "strings.yaml").write_text(text)
+    with pytest.raises(ValueError, match=says):
+        folder_strings(tmp_path / "__init__.py")
