@@ -82,7 +82,7 @@ def examples_task(examples: Examples) -> Task:
         return examples
     if isinstance(examples, (str, Path)):
         return load_task(examples)
-    return make_task("examples", [tuple(pair) for pair in examples])
+    return make_task("examples", list(examples))
 
 
 def build(method: str, lm: LoadedModel, examples: Examples, *, seed: int = 0, shots: int = SHOTS,
@@ -106,7 +106,8 @@ def load(path: str | Path, lm: LoadedModel) -> Method:
 def export(method: Method, to: str, path: str | Path) -> Path:
     """`method` as files a serving stack reads, at `path`: "peft", a PEFT adapter folder (a LoRA) that
     `peft.PeftModel.from_pretrained(model, path)` loads and `load` reads back; "llama-cpp", a llama.cpp control
-    vector. `ExportError` saying why for a method that has no such form (docs/elsewhere.md)."""
+    vector; "steered", lm-eval's steered-model file. `ExportError` saying why for a method that has no such form
+    (docs/elsewhere.md)."""
     return _methods.export_method(method, to, path)
 
 

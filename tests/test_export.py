@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import TINY_LORA
+from helpers import TINY_ICV, TINY_LORA
 from peft import LoraConfig, PeftModel, get_peft_model
 from tiny import build_state, family_lm, tiny_lm
 
@@ -201,8 +201,17 @@ def test_a_method_without_such_a_form_says_why(lm):
         icl.export(icl.build("zero-shot", lm, task), "peft", "unused")
     with pytest.raises(icl.ExportError, match="llama.cpp adds one fixed vector"):
         icl.export(trained_looking(lm), "llama-cpp", "unused.gguf")
-    with pytest.raises(icl.ExportError, match="formats: peft, llama-cpp"):
+    with pytest.raises(icl.ExportError, match="formats: peft, llama-cpp, steered"):
         icl.export(trained_looking(lm), "vllm", "unused")
+
+
+def test_no_method_is_written_as_the_harness_steered_file(lm, tmp_path):
+    """ICV, the closest (every block's output at every prompt position), renormalises each position: not one added
+    vector, and lm-eval's SteeredModel would also steer the answer's tokens, which ICL Lab never changes."""
+    icv = icl.build("icv", lm, builtin_task("sentiment"), **vars(TINY_ICV))
+    with pytest.raises(icl.ExportError, match="SteeredModel adds fixed vectors"):
+        icl.export(icv, "steered", tmp_path / "icv.pt")
+    assert not (tmp_path / "icv.pt").exists()
 
 
 def test_the_cli_exports_a_built_file(tiny_checkpoint, tmp_path, capsys):

@@ -12,12 +12,13 @@ import argparse
 import sys
 
 from icr_app import parallel
-from icr_app.cli import anchors, build, data, elicit, export, icr, prebuild, rank1, run
+from icr_app.cli import anchors, build, data, elicit, export, harness, icr, prebuild, rank1, run
 from icr_app.cli.flags import add_model_args, command, loading_options, show_defaults
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import TaskError
 
-COMMANDS = (run, build, prebuild, icr, elicit, anchors, rank1, data, export)  # add_commands adds its subcommands
+# add_commands adds each module's subcommands
+COMMANDS = (run, build, prebuild, icr, elicit, anchors, rank1, data, export, harness)
 CANCELLED = 130  # the shell's status for a command stopped by Ctrl-C
 
 

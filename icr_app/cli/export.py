@@ -1,5 +1,5 @@
 """`export`: a built method's file as the files a serving stack reads (a PEFT adapter folder, a llama.cpp
-control vector), through `icl.export`.
+control vector, lm-eval's steered-model file), through `icl.export`.
 
     icl-lab export --artefact lora.safetensors --to peft --out lora-peft
 
@@ -27,8 +27,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                 "icl-lab export --artefact lora.safetensors --to peft --out lora-peft")
     p.add_argument("--artefact", required=True, help="the method's file (`icl-lab build --out`)")
     p.add_argument("--to", required=True, choices=list(FORMATS),
-                   help="peft: a PEFT adapter folder (LoRA); llama-cpp: a llama.cpp control vector, which no "
-                        "method ICL Lab ships is (the refusal says why)")
+                   help="peft: a PEFT adapter folder (LoRA); llama-cpp: a llama.cpp control vector; steered: "
+                        "lm-eval's steered-model file; no method ICL Lab ships is either of the last two (the "
+                        "refusal says why)")
     p.add_argument("--out", required=True, help="where to write (peft: a folder)")
     add_model_args(p, "the model the method was built on")
     p.set_defaults(func=cmd_export)

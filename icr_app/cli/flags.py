@@ -101,15 +101,16 @@ def model_from_args(args: argparse.Namespace) -> LoadedModel:
     return load_model(args.model, loading_options(args))
 
 
-def add_task_args(p: argparse.ArgumentParser) -> None:
-    """The "task" group: `--data` and how its columns and kind are read."""
+def add_task_args(p: argparse.ArgumentParser, required: bool = True) -> argparse._ArgumentGroup:
+    """The "task" group: `--data` (optional where `required` is False) and how its columns and kind are read."""
     group = p.add_argument_group("task")
-    group.add_argument("--data", required=True,
+    group.add_argument("--data", required=required, default=None,
                        help="task file (.csv/.tsv/.json/.jsonl), built-in task name or dataset spec (hf:NAME)")
     group.add_argument("--input-col", default=None, help="the input column (default: input, text, sentence, ...)")
     group.add_argument("--output-col", default=None, help="the output column (default: output, label, answer, ...)")
     group.add_argument("--task-type", default="auto", choices=["auto", "classification", "open"],
                        help="classification (scored over the label set) or open (generated); auto decides by the data")
+    return group
 
 
 def task_from_args(args: argparse.Namespace) -> Task:

@@ -111,6 +111,15 @@ MESSAGES: dict[str, str] = {
                                  "vector to the residual stream after a block, at every position and every "
                                  "generated token, and {method} changes the model otherwise (methods with this "
                                  "export: {methods}; docs/elsewhere.md says what each method changes)",
+    "export.not_steered": "{method} cannot be written as lm-eval's steered-model file: SteeredModel adds fixed "
+                          "vectors to modules' outputs at every position, the answer's tokens included, and "
+                          "{method} changes the model otherwise (methods with this export: {methods}; "
+                          "docs/elsewhere.md says what each method changes; `icl-lab harness` runs it in the "
+                          "harness as it is)",
+    # lm-evaluation-harness (icr_app.harness)
+    "harness.no_lm_eval": "lm-evaluation-harness is not installed; install it with: {install}",
+    "harness.prompt_method": "{method} changes the prompt, not the model: in the harness, its prompts are the task's "
+                             "own (for few-shot, the harness's num_fewshot: `icl-lab harness --num-fewshot K`)",
     # ICR's router
     "icr.no_folder": "ICR router folder {folder}: no such folder",
     "icr.not_in_folder": "no ICR router for model {model} in {folder} (routers there: {there}); train one with "
