@@ -254,14 +254,21 @@ class AppContext:
         """The model of this visitor's session."""
         return self._chosen.get(_session(request), self.default)
 
+    def shape(self, request: gr.Request | None = None) -> tuple[int, int]:
+        """(layers, heads) of this visitor's model, without loading it (redraws outside the queue read it)."""
+        return self.pool.shape(self.model_name(request))
+
     @property
     def lm(self) -> LoadedModel:
         """The model of the visitor whose handler is running, held until the run ends (outside a run, as when the
         page is built: the session's model as it is now)."""
         visit = _VISIT.get()
-        if visit is None:
-            with self.pool.lease(self.model_name()) as lm:
-                return lm
+        if visit is None:  # never waits: a redraw outside the queue is told, with the sizes, to try again
+            try:
+                with self.pool.lease(self.model_name()) as lm:
+                    return lm
+            except BudgetError as err:
+                raise _refused(err) from None
         if visit.lm is None:
             name = self.model_name()
             # a model released while its visitor was away comes back in its turn, once the runs holding the room end

@@ -61,6 +61,7 @@ class ModelPool:
         self._recent: OrderedDict[str, None] = OrderedDict((name, None) for name in self._pinned)
         self._uses: Counter[str] = Counter()
         self._queue: list[tuple[object, str]] = []  # the leases waiting, in the order they asked
+        self._shapes: dict[str, tuple[int, int]] = {}  # (layers, heads) of each model loaded once
         self._lock = threading.Condition(threading.RLock())  # notified when a lease ends
 
     def canonical(self, name: str) -> str:
@@ -147,8 +148,18 @@ class ModelPool:
                 return False
         return name in self._recent or self._make_room(name)
 
+    def shape(self, name: str) -> tuple[int, int]:
+        """(layers, heads) of model `name`, as recorded when it was last loaded (loaded now if it never was): what a
+        figure's sliders need, without holding or loading a model that another visitor's turn has released."""
+        name = self.canonical(name)
+        if name not in self._shapes:
+            with self.lease(name):
+                pass
+        return self._shapes[name]
+
     def _touch(self, name: str, lm: LoadedModel) -> LoadedModel:
         with self._lock:
+            self._shapes[name] = (lm.n_layers, lm.n_heads)
             self._recent[name] = None
             self._recent.move_to_end(name)
         return lm

@@ -65,11 +65,11 @@ def build_tab(ctx: AppContext, page: Page) -> None:
 
     def redraw(views: dict, layer: int, head: str, threshold: float, kind: str, request: gr.Request):
         """The figures of `views`, which are the visitor's model's (a switch brings that model's views)."""
-        n_layers = ctx.lm.n_layers
+        n_layers, n_heads = ctx.shape(request)
         shown = figures(views, min(int(layer), n_layers - 1), None if head == ALL_HEADS else int(head),
                         float(threshold), kind)
         return (*named_all(shown, ctx.model_name(request), say), gr.update(maximum=n_layers - 1),
-                gr.update(choices=heads(ctx.lm.n_heads)))
+                gr.update(choices=heads(n_heads)))
 
     def download(views: dict, request: gr.Request) -> str:
         return json_file(ctx.session_dir(request) / "anchor-views.json", views)

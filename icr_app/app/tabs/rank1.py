@@ -33,7 +33,7 @@ def build_tab(ctx: AppContext, page: Page) -> None:
     def redraw(views: dict, layer: int, request: gr.Request):
         """The figures of `views`, which are the visitor's model's (a switch brings that model's views)."""
         return (*named_all(figures(views, int(layer)), ctx.model_name(request), say),
-                gr.update(maximum=ctx.lm.n_layers - 1))
+                gr.update(maximum=ctx.shape(request)[0] - 1))
 
     def download(views: dict, request: gr.Request) -> str:
         return json_file(ctx.session_dir(request) / "rank1.json", views.get("rank1", {}))
