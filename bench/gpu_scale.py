@@ -148,7 +148,7 @@ def build(lm: LoadedModel, name: str, train, answering: Answering, smoke: bool) 
         n_prompts = SMOKE["icr"]["n_prompts"] if smoke else 32
         pids = extract_pids(lm, [train], n_prompts=n_prompts)
         encoder = minilm_encoder(lm.device)
-        return ICRMethod(lm, answering, new_router(lm, pids, encoder(["x"]).shape[-1], encoder=encoder))
+        return ICRMethod.of(lm, new_router(lm, pids, encoder(["x"]).shape[-1], encoder=encoder).state(), answering)
     return build_method(lm, train, name, SMOKE.get(name) if smoke else None, answering=answering)
 
 

@@ -21,6 +21,7 @@ import statistics
 from pathlib import Path
 
 from icr_app.core.artefacts import load_artefact
+from icr_app.methods.icr.router import FILE, RouterState
 from icr_app.stats import paired, significant
 from icr_app.suite_report import vs_base
 
@@ -30,7 +31,7 @@ METHODS = ("zero-shot", "few-shot", "icr")
 
 def trained_on(router: Path) -> set[str]:
     """The task names the router's PIDs were extracted from (and it was trained on)."""
-    return set(load_artefact(router / "pids.safetensors", "pids").meta["domains"])
+    return set(load_artefact(router / FILE, RouterState.KIND).meta["pids"]["domains"])
 
 
 def read_reports(folders: list[Path]) -> dict[str, dict]:

@@ -21,8 +21,7 @@ from icr_app.core.models import DEFAULT_MODEL, load_model
 from icr_app.core.tasks import load_task, split
 from icr_app.methods import build_method
 from icr_app.methods.base import Answering, Method
-from icr_app.methods.icr.method import ICRMethod
-from icr_app.methods.icr.router import ICRRouter
+from icr_app.methods.icr.method import ICRConfig
 from icr_app.methods.site.artefact import load_site
 from icr_app.methods.site.method import SiteMethod
 from icr_app.methods.zero_shot import ZeroShotMethod
@@ -56,7 +55,7 @@ def main() -> None:
     elif args.method:
         name, method = args.method, build_method(lm, train, args.method, answering=answering, seed=0)
     else:
-        name, method = "ICR", ICRMethod(lm, answering, ICRRouter.load(args.icr_router, lm))
+        name, method = "ICR", build_method(lm, train, "icr", ICRConfig(router=args.icr_router), answering=answering)
     for m in (zero, method):
         per_query_s(m, test.inputs[:16])  # warm-up
     rounds = [(per_query_s(zero, test.inputs), per_query_s(method, test.inputs)) for _ in range(args.reps)]

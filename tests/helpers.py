@@ -99,14 +99,10 @@ def built_from_two_generator_states(build):
     return first, second
 
 
-_ROUTING: dict[int, object] = {}
-
-
 def routing_router(lm):
-    """A router whose α head is not zero, so ICR really changes the tiny model's attention (one per model)."""
-    if id(lm) not in _ROUTING:
-        _ROUTING[id(lm)] = new_routing_router(lm)
-    return _ROUTING[id(lm)]
+    """A router whose α head is not zero, so ICR really changes the tiny model's attention, as its state: one per
+    model, kept on the model itself (the state holds no reference back, so it goes with the model)."""
+    return lm.memoised(("test-routing-router",), lambda: new_routing_router(lm).state())
 
 
 def new_routing_router(lm):

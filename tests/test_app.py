@@ -6,16 +6,17 @@ import json
 
 import pytest
 from gradio_client import Client, handle_file
-from helpers import routing_router
+from helpers import hash_encoder, routing_router
 from tiny import build_state
 
 from icr_app.app import launch
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import DEFAULT_PANELS, REGISTRY, build_method
 from icr_app.methods.icr import method as icr_method
+from icr_app.methods.icr import router as router_module
 
 SHOWN = list(DEFAULT_PANELS)
-ROUTER_KEY = ("icr-router", "")  # where the pretrained router is kept on the model (`icr_method.cached_router`)
+ROUTER_KEY = ("icr-router", "")  # where the pretrained router is kept on the model (`icr_method.router_state`)
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,8 @@ def router(lm):
 @pytest.fixture(scope="module")
 def server(lm, router):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(icr_method, "load_pretrained_router", lambda _lm: router)
+        mp.setattr(icr_method, "load_pretrained", lambda _lm: router)
+        mp.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)  # the one the router was made with
         lm._memo.pop(ROUTER_KEY, None)  # the routing router, not one an earlier test kept on the model
         demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
         yield demo.local_url
@@ -61,8 +63,13 @@ def test_answers_follow_the_session_task(server):
     assert prompt.count("Output:") == 5
 
 
-def test_icr_panel_routes_and_shows_its_maps(server, lm, router):
-    """The ICR panel answers with the routed model: its label probabilities are the router's, not zero-shot's."""
+def test_icr_panel_routes_and_its_tab_shows_the_maps_and_the_file(server, lm, router):
+    """The ICR panel answers with the routed model: its label probabilities are the router's, not zero-shot's. Its
+    tab (the generic one, from ICR's view) draws α(x) and γ(x) of the visitor's query, sums the router up and
+    offers the built method's file, which answers as the page did."""
+    import torch
+
+    from icr_app import load
     from icr_app.methods.base import Answering
     from icr_app.methods.icr.method import ICRMethod
     from icr_app.methods.zero_shot import ZeroShotMethod
@@ -72,11 +79,20 @@ def test_icr_panel_routes_and_shows_its_maps(server, lm, router):
     assert prompt == "Input: a dull and noisy film\nOutput:"
     shown = dict(zip(_plot(fig)["data"][0]["y"], _plot(fig)["data"][0]["x"]))  # label -> probability
     answering = Answering.of(lm, builtin_task("sentiment"))
-    routed = ICRMethod(lm, answering, router).predict(["a dull and noisy film"])[0].label_probs
+    method = ICRMethod.of(lm, router, answering)
+    routed = method.predict(["a dull and noisy film"])[0].label_probs
     plain = ZeroShotMethod(lm, answering).predict(["a dull and noisy film"])[0].label_probs
     assert shown == pytest.approx(routed, abs=1e-6) and routed != pytest.approx(plain, abs=5e-3)
     alpha, gamma = c.predict("a dull and noisy film", api_name="/icr_maps")
-    assert len(_plot(alpha)["data"][0]["z"]) == len(router.layers)
+    want_alpha, want_gamma = method.router.route(["a dull and noisy film"])
+    assert torch.tensor(_plot(alpha)["data"][0]["z"]) == pytest.approx(want_alpha[0], abs=1e-6)
+    z = _plot(gamma)["data"][0]["z"]  # every layer, the routed ones filled
+    assert torch.tensor([z[layer] for layer in router.meta.layers]) == pytest.approx(want_gamma[0], abs=1e-6)
+    info, download = c.predict(api_name="/show_icr")
+    assert "ICR's router, answering **sentiment**" in info
+    again = load(download, lm)
+    assert again.state.meta.task == "sentiment"
+    assert again.predict(["a dull and noisy film"])[0].label_probs == pytest.approx(routed, abs=1e-6)
 
 
 def test_bad_upload_is_a_clear_error(server, tmp_path):
@@ -326,7 +342,8 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     from icr_app.methods.base import Method
     from icr_app.methods.site.method import SiteConfig
 
-    monkeypatch.setattr(icr_method, "load_pretrained_router", lambda _lm: router)
+    monkeypatch.setattr(icr_method, "load_pretrained", lambda _lm: router)
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
     lm._memo.pop(ROUTER_KEY, None)
     small = SiteConfig(n_prompts=4, n_demos=3, steps=4, batch_size=8, eval_every=2, patience=2, max_examples=24)
     prebuilt.prebuild(lm, ["sentiment"], tmp_path, configs={"site": small}, methods=["site"], views=False)
@@ -373,8 +390,7 @@ def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
     from icr_app.methods.icr.router import PRETRAINED
 
     root = prebuilt.PREBUILT / "gemma3-270m"
-    fingerprints = {artefact_fingerprint(PRETRAINED / "gemma3-270m" / f) for f in ("pids.safetensors",
-                                                                                  "router.safetensors")}
+    fingerprints = {artefact_fingerprint(PRETRAINED / "gemma3-270m" / "router.safetensors")}
     for name in builtin_names():
         for method in prebuilt.stateful():
             path = root / name / f"{method}.safetensors"

@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 from gradio_client import Client
-from helpers import new_routing_router
+from helpers import hash_encoder, new_routing_router
 from tiny import tiny_lm
 
 from icr_app.app import launch
@@ -16,6 +16,7 @@ from icr_app.core import models
 from icr_app.core.loading import LoadOptions
 from icr_app.core.models import load_model
 from icr_app.methods.icr import method as icr_method
+from icr_app.methods.icr import router as icr_router
 
 SHOWN = ["zero-shot", "few-shot"]
 BATCH = ["zero-shot", "few-shot", "icr", "task-vector"]
@@ -261,7 +262,8 @@ def test_round_trips_between_models_do_not_grow_the_process(tmp_path, monkeypatc
 
     from icr_app.methods import REGISTRY
 
-    monkeypatch.setattr(icr_method, "load_pretrained_router", new_routing_router)  # ICR answers too
+    monkeypatch.setattr(icr_method, "load_pretrained", lambda lm: new_routing_router(lm).state())  # ICR answers too
+    monkeypatch.setattr(icr_router, "minilm_encoder", lambda device: hash_encoder)
     made = []
     monkeypatch.setattr(models, "wrap", lambda *a, wrap=models.wrap: made.append(weakref.ref(lm := wrap(*a))) or lm)
     pair = [_ballast(tmp_path / "ballast-a", 0), _ballast(tmp_path / "ballast-b", 1)]

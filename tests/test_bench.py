@@ -72,8 +72,8 @@ def test_icr_claim_splits_trained_on_from_fresh_tasks_and_sets_icr_beside_ten_sh
     spec = importlib.util.spec_from_file_location("icr_claim", BENCH.parent / "icr_claim.py")
     claim = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(claim)
-    save_artefact(tmp_path / "router" / "pids.safetensors", "pids", {"u": torch.zeros(1)},
-                  {"domains": ["sentiment", "ag_news"]})
+    save_artefact(tmp_path / "router" / "router.safetensors", "icr-router", {"u": torch.zeros(1)},
+                  {"pids": {"domains": ["sentiment", "ag_news"]}})
     runs = {"sentiment": ([False] * 4, [True] * 4, [True, True, False, False]),
             "season": ([True, True, False, False], [True, True, True, False], [True, False, False, False]),
             "elsewhere": ([False] * 4, [False] * 4, [False] * 4)}

@@ -42,6 +42,7 @@ from icr_app.methods import REGISTRY
 from icr_app.methods.elicit import library as elicit_library
 from icr_app.methods.elicit import method as elicit_method
 from icr_app.methods.icr import method as icr_method
+from icr_app.methods.icr import router as icr_router
 from icr_app.methods.lora.artefact import LoraState
 from icr_app.methods.lora.config import LoraConfig
 from icr_app.methods.site.artefact import load_site
@@ -70,7 +71,8 @@ def url(lm, tmp_path_factory):
         mp.setitem(prebuilt.EVALUATE, "n_test", 8)
         prebuilt.prebuild(lm, ["sentiment"], root, configs=SMALL)
         mp.setattr(prebuilt, "PREBUILT", root)
-        mp.setattr(icr_method, "load_pretrained_router", lambda _lm: routing_router(lm))
+        mp.setattr(icr_method, "load_pretrained", lambda _lm: routing_router(lm))
+        mp.setattr(icr_router, "minilm_encoder", lambda device: hash_encoder)
         lm._memo.clear()  # routers and libraries other tests loaded for the session's model
         library = library_file(lm, tmp_path_factory.mktemp("elicit"))  # no ELICIT library ships for a tiny model
         mp.setattr(elicit_method, "shipped_library", lambda _lm: library)

@@ -22,7 +22,7 @@ from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
 from icr_app.methods.elicit.library import build_library
 from icr_app.methods.elicit.method import ElicitConfig, cached_library
 from icr_app.methods.icr import router as router_module
-from icr_app.methods.icr.method import cached_router
+from icr_app.methods.icr.method import router_state
 from icr_app.methods.icr.pids import extract_pids
 
 ELSEWHERE = torch.device("cpu", 0)  # compares unequal to torch.device("cpu"), yet tensors can go there
@@ -83,7 +83,7 @@ def test_a_model_is_freed_with_the_router_and_library_loaded_for_it(monkeypatch,
     monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
     lm = tiny_lm(seed=3)
     routers, library = router_folder(lm, tmp_path / "router"), library_file(lm, tmp_path)
-    assert cached_router(lm, routers) is cached_router(lm, routers)
+    assert router_state(lm, routers) is router_state(lm, routers)
     assert cached_library(lm, library) is cached_library(lm, library)
     model = weakref.ref(lm.model)
     del lm

@@ -62,9 +62,9 @@ def test_every_key_the_code_asks_for_exists():
 
 def view_keys(view: MethodView) -> list[str]:
     """The keys a method's tab asks for, named by its view (`app.built_tab`)."""
-    parts = ["tab", "explain", "figure", *(["second"] if view.second else [])]
+    parts = ["tab", "explain", *(["figure"] if view.figure else []), *(["second"] if view.second else [])]
     build = [view.build.label, view.build.button, view.build.upload, view.build.busy] if view.build else []
-    return [f"{view.key}.{part}" for part in parts] + build
+    return [f"{view.key}.{part}" for part in parts] + build + list(view.query.labels if view.query else ())
 
 
 def _request(headers: dict[str, str]):

@@ -13,6 +13,7 @@ import json
 import os
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -37,7 +38,7 @@ from icr_app.methods.base import Answering
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.method import ICRMethod
-from icr_app.methods.icr.router import ICRRouter
+from icr_app.methods.icr.router import FILE, ICRRouter, RouterState
 
 OFFLOADED = "llama-offloaded"  # the tiny Llama in bf16 with blocks 1 and 2 on disk
 DISK_BLOCKS = (1, 2)
@@ -182,7 +183,8 @@ def fp32_artefacts(tmp_path_factory):
 
 
 @pytest.mark.parametrize("case", ["llama", OFFLOADED])
-def test_an_fp32_artefact_loads_and_answers_on_a_bf16_and_an_offloaded_model(fp32_artefacts, case, tmp_path):
+def test_an_fp32_artefact_loads_and_answers_on_a_bf16_and_an_offloaded_model(fp32_artefacts, case, tmp_path,
+                                                                              monkeypatch):
     """Artefacts carry the architecture's fingerprint, not the dtype or the device map: the same checkpoint
     loaded in bf16 (and offloaded) takes them, and they say what they were built in."""
     lm32, path, files, router = fp32_artefacts
@@ -195,9 +197,10 @@ def test_an_fp32_artefact_loads_and_answers_on_a_bf16_and_an_offloaded_model(fp3
         got, want = method.predict(queries, batch_size=2), load(file, lm32).predict(queries, batch_size=2)
         assert [p.prompt for p in got] == [p.prompt for p in want]
         assert all(abs(sum(p.label_probs.values()) - 1) < 1e-3 for p in got), name
-    loaded = ICRRouter.load(router, low)
-    assert loaded.meta["dtype"] == "float32"
-    assert_zero_shot_exactly(ICRMethod(low, Answering.of(low, builtin_task("sentiment")), loaded), queries)
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)  # the router's own
+    loaded = RouterState.load(Path(router) / FILE, low)
+    assert loaded.meta.dtype == "float32"
+    assert_zero_shot_exactly(ICRMethod.of(low, loaded, Answering.of(low, builtin_task("sentiment"))), queries)
 
 
 def test_max_memory_too_small_is_refused_before_loading(tmp_path, capsys):
@@ -222,7 +225,7 @@ def test_icr_train_runs_the_recipe_with_the_loading_flags(tmp_path):
     assert (out / "train-log.jsonl").read_text().splitlines()  # the per-step losses, in --out when --log is left out
     low = load_model(path, dtype="bfloat16", device_map=offload_map(tmp_path), offload_folder=str(tmp_path / "offload"))
     router = ICRRouter.load(out, low)
-    assert router.meta["dtype"] == "bfloat16"
+    assert router.meta.dtype == "bfloat16"
     assert all(p.dtype == torch.float32 for p in router.net.parameters())
     assert main(["eval", *flags, "--data", "sentiment", "--methods", "zero-shot,icr", "--n-test", "2",
                  "--icr-router", str(tmp_path / "routers")]) == 0

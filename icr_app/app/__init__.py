@@ -1,7 +1,7 @@
 """The Gradio page: pick a task, ask a query, see the methods side by side, look inside.
 
 One builder per tab: the answers section (`page`), the guided tour (`tabs.tour`), a tab for each method with a
-view (`built_tab`, from the view its spec holds) or a tab of its own (ICR's, `tabs.icr`), the analyses' tabs
+view (`built_tab`, from the view its spec holds), the analyses' tabs
 (`tabs.anchors`, `tabs.rank1`), and the Evaluate tab. They share an `AppContext`
 (the model and the per-visitor bookkeeping) and a `Page` (the visitor's task, built methods and settings).
 """
@@ -18,13 +18,12 @@ from icr_app.app.evaluate_tab import build_tab as build_evaluate_tab
 from icr_app.app.i18n import APPLY_CHOICE, follow_choice, language_switch, t, translations
 from icr_app.app.page import build_section
 from icr_app.app.pool import Budget
-from icr_app.app.tabs import anchors, icr, rank1, tour
+from icr_app.app.tabs import anchors, rank1, tour
 from icr_app.core.loading import LoadOptions
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel
 from icr_app.core.tasks import MAX_BYTES
 from icr_app.methods import REGISTRY
 
-METHOD_TABS = {"icr": icr.build_tab}  # the methods whose tab is Gradio code of its own, not a view
 ANALYSIS_TABS = (anchors.build_tab, rank1.build_tab)
 
 
@@ -44,8 +43,6 @@ def build_demo(lm: LoadedModel | str | None = None, options: LoadOptions | None 
             for spec in REGISTRY.values():  # in the registry's order
                 if spec.view is not None:
                     built_method_tab(ctx, page, spec)
-                elif spec.name in METHOD_TABS:
-                    METHOD_TABS[spec.name](ctx, page)
             for build_tab in ANALYSIS_TABS:
                 build_tab(ctx, page)
             build_evaluate_tab(ctx, page)

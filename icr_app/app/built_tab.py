@@ -1,7 +1,7 @@
 """The tab of every method whose spec has a view (`MethodSpec.view`): the visitor's built method for the current
 model (a method that needs no build: made for the current task) drawn by the view's figure and summary in the
-visitor's language, its artefact as a download, and, when the
-view offers it, its own Build button and an upload.
+visitor's language, its artefact as a download, and, when the view offers them, figures of the visitor's query
+redrawn with every answer (ICR's α and γ maps), its own Build button and an upload.
 
 A built method lives in the visitor's `built` state (their Build button, a method's own tab, an upload or the
 prebuilt files); after a model switch it belongs to a model no longer loaded, so it is not shown.
@@ -16,13 +16,14 @@ from pathlib import Path
 import gradio as gr
 
 from icr_app import prebuilt
-from icr_app.app.context import JOBS, TASKS, AppContext, on
+from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
 from icr_app.app.i18n import method_title, say, t
 from icr_app.app.page import Page
 from icr_app.core.paths import resolve
 from icr_app.core.tasks import Task
+from icr_app.figures.note import note_figure
 from icr_app.methods import build_method
-from icr_app.methods.base import BuildControl, BuildError, Method, MethodSpec
+from icr_app.methods.base import BuildControl, BuildError, Method, MethodSpec, QueryFigures
 from icr_app.methods.state import StatefulMethod
 
 
@@ -65,14 +66,15 @@ def built_method_tab(ctx: AppContext, page: Page, spec: MethodSpec) -> None:
     view, name = spec.view, spec.name
     if view is None:
         raise ValueError(f"method {name!r} has no view to show in a tab")
-    figure, summary = resolve(view.figure), resolve(view.summary)
+    figure = None if view.figure is None else resolve(view.figure)
+    summary = resolve(view.summary)
     second = None if view.second is None else resolve(view.second)
     notes = None if view.notes is None else resolve(view.notes)
 
     def show(built: dict[str, Method], request: gr.Request, task: Task | None = None):
         method = shown_method(ctx, spec, built, task)
         state = None if method is None else method.state
-        shown = [None if state is None else figure(state, say)]
+        shown = [] if figure is None else [None if state is None else figure(state, say)]
         if second is not None:
             shown.append(None if state is None else second(state, built, say))
         shown.append(not_built(name) if state is None else summary(state, say))
@@ -84,7 +86,8 @@ def built_method_tab(ctx: AppContext, page: Page, spec: MethodSpec) -> None:
         gr.Markdown(t(f"{view.key}.explain"))
         info = gr.Markdown(not_built(name))
         controls = _build_controls(spec, view.build) if view.build is not None else None
-        outs = [gr.Plot(label=t(f"{view.key}.figure")),
+        query_plots = [] if view.query is None else _query_plots(view.query)
+        outs = [*([gr.Plot(label=t(f"{view.key}.figure"))] if figure is not None else []),
                 *([gr.Plot(label=t(f"{view.key}.second"))] if second is not None else []), info]
         if notes is not None:
             outs.append(gr.Markdown(""))
@@ -97,10 +100,35 @@ def built_method_tab(ctx: AppContext, page: Page, spec: MethodSpec) -> None:
         event.then(show, [page.built, page.task], outs, queue=False)
     if view.build is not None:
         _wire_build(ctx, page, spec, view.build, controls, upload, show, outs)
+    if view.query is not None:
+        _wire_query(ctx, page, spec, view.query, query_plots)
 
 
 def _api_key(name: str) -> str:
     return name.replace("-", "_")
+
+
+def _query_plots(query: QueryFigures) -> list[gr.Plot]:
+    first = note_figure(say("after_answers"))  # drawn on page load, after the panels
+    with gr.Row():
+        return [gr.Plot(first, label=t(label)) for label in query.labels]
+
+
+def _wire_query(ctx: AppContext, page: Page, spec: MethodSpec, query: QueryFigures, plots: list[gr.Plot]) -> None:
+    """The view's figures of the visitor's query, drawn by the method the tab shows: on Ask (api name
+    "<method>_maps") and whenever the panels have answered (model work: after them)."""
+    figures = resolve(query.figures)
+
+    def draw(built: dict[str, Method], task: Task, text: str) -> tuple:
+        method = shown_method(ctx, spec, built, task)
+        if method is None:
+            return (note_figure(not_built(spec.name)),) * len(plots)
+        return figures(method, clip_query(text), say)
+
+    inputs = [page.built, page.task, page.query]
+    on(page.ask.click, draw, inputs, plots, f"{_api_key(spec.name)}_maps")
+    for event in page.task_answered:
+        on(event.then, draw, inputs, plots, False)
 
 
 def _build_controls(spec: MethodSpec, build: BuildControl) -> tuple[gr.Slider, gr.Button, gr.Button]:

@@ -50,7 +50,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = command(icr, "ensemble", "join routers trained on the same PIDs into one (mean routing bias)",
                 "icl-lab icr ensemble --members routers/s0 routers/s1 --out routers/joined")
     p.add_argument("--members", nargs="+", required=True, help="router folders")
-    p.add_argument("--out", required=True, help="folder for the ensemble's pids and router files")
+    p.add_argument("--out", required=True, help="folder for the ensemble's router.safetensors (its PIDs inside)")
     p.add_argument("--alpha-scale", type=float, default=None,
                    help="the joined router's α scale (default: the members' own, 0.8 after training)")
     add_model_args(p, "the model the routers were trained for")

@@ -41,5 +41,6 @@ def minilm_encoder(device: torch.device | str = "cpu") -> Encoder:
                 with lock, torch.inference_mode():
                     return st.encode(texts, convert_to_tensor=True, batch_size=64, show_progress_bar=False).clone()
 
+            encode.__name__ = MINILM  # the name a router records as the encoder it reads queries with
             _ENCODERS[key] = encode
         return _ENCODERS[key]

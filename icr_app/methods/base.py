@@ -156,8 +156,8 @@ class Method:
         `intervention(queries)`, a pass after it (a decoding step) with `decode_intervention(queries)`.
 
         `queries` are the query texts of the batch, one per row, for a method that reads them (ICR routes by
-        them; icr_app/methods/icr/README.md); the prompt is the caller's (`prompt(x)` is the one `predict` uses); batches
-        are left-padded, as the method changes each row's last token. The model's lock is held for the whole
+        them; icr_app/methods/icr/README.md); the prompt is the caller's (`prompt(x)` is the one `predict` uses);
+        batches are left-padded, as the method changes each row's last token. The model's lock is held for the whole
         block, so ICL Lab's attention function is in force and no other ICL Lab call runs meanwhile."""
         queries = list(queries)
         one_pass = ExitStack()  # the intervention of the pass under way, closed when it ends
@@ -218,22 +218,34 @@ class BuildControl:
 
 
 @dataclass(frozen=True)
+class QueryFigures:
+    """Figures of a built method on the visitor's query, redrawn with every answer: `figures(method, query, say)
+    -> tuple[Figure, ...]` ("module:function"), one figure per string key in `labels` (their titles on the page).
+    They take the method, not its state: what a method does to one query may need the model (ICR's router reads
+    the query through the method's encoder)."""
+
+    figures: str
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class MethodView:
     """How the app shows a method's built state: data only, so the library needs neither gradio nor plotly.
 
-    The functions are named "module:function" and imported only by the app: `figure(state, say) -> Figure` and
-    `summary(state, say) -> str`, drawn in the visitor's language by `say` (`figures.say.Say`); optionally a
-    `second(state, built, say) -> Figure` and `notes(state, built, say) -> str` that read the visitor's other
-    built methods (`built`: method name -> Method). `key` prefixes the app's string keys of its tab:
-    "<key>.tab", "<key>.explain", "<key>.figure" and, with `second`, "<key>.second". `build`: its own Build
-    button, if it offers one."""
+    The functions are named "module:function" and imported only by the app: `figure(state, say) -> Figure` (None:
+    no figure of the state alone) and `summary(state, say) -> str`, drawn in the visitor's language by `say`
+    (`figures.say.Say`); optionally a `second(state, built, say) -> Figure` and `notes(state, built, say) -> str`
+    that read the visitor's other built methods (`built`: method name -> Method), and `query`, figures of the
+    visitor's query. `key` prefixes the app's string keys of its tab: "<key>.tab", "<key>.explain", "<key>.figure"
+    (with a `figure`) and, with `second`, "<key>.second". `build`: its own Build button, if it offers one."""
 
     key: str
-    figure: str
+    figure: str | None
     summary: str
     second: str | None = None
     notes: str | None = None
     build: BuildControl | None = None
+    query: QueryFigures | None = None
 
 
 def build_spec(spec: MethodSpec, lm: LoadedModel, task: Task, config: Any, *, entry: str | None = None,

@@ -4,7 +4,7 @@ Every method that learns from a task's examples ends with a state: some tensors,
 answers are read, how long the build took), and the fingerprint of the model the tensors belong to. That state
 is what its artefact file holds (`core.artefacts`), what the app offers to download, and what `icl-lab prebuild`
 ships, so saving, loading and the model check live here once (`BuiltState`) and each method only says its kind
-and its tensors' axes (`tensor_field`). `StatefulMethod` is a method that answers from one such state
+and its tensors' axes (`axes`). `StatefulMethod` is a method that answers from one such state
 (`method.state`), which is what lets `StatefulMethod.save` and `.load` serve every such method (`stateful_spec`
 registers its artefact kind and loader).
 """
@@ -33,10 +33,11 @@ Dim = str | int
 axis, whose size the state's tensors must agree on)."""
 
 
-def tensor_field(*dims: Dim, trained: bool = False) -> Any:
-    """A `BuiltState` dataclass field holding one stored tensor with these axes; `trained`: learnt by gradient
-    descent (it counts as the method's trainable parameters)."""
-    return field(metadata={"dims": dims, "trained": trained})
+def axes(*dims: Dim, trained: bool = False) -> dict[str, Any]:
+    """The metadata of a state's field holding one stored tensor, `field(metadata=axes(...))`: its axes, and
+    `trained`: learnt by gradient descent (it counts as the method's trainable parameters). A plain `field(...)`
+    call, so a type checker sees a field without a default, as it is."""
+    return {"dims": dims, "trained": trained}
 
 
 def _now() -> str:
@@ -57,8 +58,23 @@ def answering_of(fields: dict[str, Any]) -> Answering:
                      fields["max_new_tokens"])
 
 
+class StoredMeta:
+    """What a stored state keeps besides its tensors, as strict JSON (a dataclass: `to_json` is its fields)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]  # every subclass is a dataclass
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self:
+        """The meta a file's JSON holds; TypeError or KeyError when a field is missing or unknown."""
+        return cls(**data)
+
+    def check(self, shapes: dict[str, tuple[int, ...]]) -> None:
+        """KeyError, TypeError or ValueError unless these fields make sense with tensors of these shapes."""
+
+
 @dataclass(kw_only=True)
-class BuiltMeta:
+class BuiltMeta(StoredMeta):
     """What every built method stores besides its tensors: the task it learnt, how it reads answers (so it
     answers without its training data), and how it was built. Subclasses add their own numbers."""
 
@@ -76,17 +92,12 @@ class BuiltMeta:
         """The `Answering` these fields describe."""
         return answering_of(asdict(self))
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Self:
-        """The meta a file's JSON holds; TypeError or KeyError when a field is missing or unknown."""
-        return cls(**data)
+    def check(self, shapes: dict[str, tuple[int, ...]]) -> None:
+        self.to_answering()
 
 
 def model_sizes(lm: LoadedModel) -> dict[str, int]:
-    """The model's sizes that stored tensors are shaped by (the names `tensor_field` axes use)."""
+    """The model's sizes that stored tensors are shaped by (the names `axes` axes use)."""
     return {"layers": lm.n_layers, "heads": lm.n_heads, "head_dim": lm.head_dim,
             "hidden": lm.model.config.hidden_size}
 
@@ -95,24 +106,30 @@ def _shape_text(shapes: dict[str, tuple[int, ...]]) -> str:
     return ", ".join(f"{name} {'×'.join(map(str, shape)) or 'scalar'}" for name, shape in shapes.items())
 
 
-class BuiltState:
-    """A built method's tensors (fp32, CPU), `meta` and the model `fingerprint`, saved as one artefact of KIND.
+class StoredState:
+    """Tensors (fp32, CPU), a `meta` and the model `fingerprint`, saved as one artefact of KIND.
 
-    Subclasses are dataclasses declaring each tensor with `tensor_field`, its axes as model sizes (`model_sizes`:
-    "layers", "heads", "head_dim", "hidden") or fixed numbers, so one declaration serves both checks: a file's
-    tensors must agree with each other (load, without a model) and with the loaded model (`check_model`).
+    Subclasses are dataclasses declaring each tensor as `field(metadata=axes(...))`, its axes as model sizes
+    (`model_sizes`: "layers", "heads", "head_dim", "hidden") or fixed numbers, so one declaration serves both
+    checks: a file's tensors must agree with each other (load, without a model) and with the loaded model
+    (`check_model`). `BuiltState` is a built method's; a state that answers nothing by itself (ICR's router,
+    which any task's ICR method holds) is a `StoredState` of its own.
     """
 
     KIND: ClassVar[str]  # the artefact kind
     TITLE: ClassVar[str]  # how messages name it: "this {TITLE} was built for model ..."
-    META: ClassVar[type[BuiltMeta]]
+    META: ClassVar[type[StoredMeta]]
     OTHER_MODEL: ClassVar[str] = "artefact.built_for_other_model"  # the error code of a mismatch (core.errors)
-    meta: BuiltMeta
+    meta: StoredMeta
     fingerprint: str
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # every subclass is a dataclass, which `fields` reads
+
+    if TYPE_CHECKING:
+        def __init__(self, **fields: Any) -> None: ...  # each subclass's dataclass __init__, by field name
 
     @classmethod
     def tensor_dims(cls) -> dict[str, tuple[Dim, ...]]:
-        """Each stored tensor's axes, as its `tensor_field` declares them."""
+        """Each stored tensor's axes, as its `axes` declares them."""
         return {f.name: f.metadata["dims"] for f in fields(cls) if "dims" in f.metadata}
 
     def stored_tensors(self) -> dict[str, torch.Tensor]:
@@ -174,13 +191,20 @@ class BuiltState:
         art = load_artefact(path, cls.KIND, None if lm is None else lm.fingerprint)
         try:
             state = cls.from_artefact(art)
-            state.meta.to_answering()
             state.check_consistent()
+            state.meta.check(state.shapes())
         except (KeyError, TypeError, ValueError) as err:
             raise ArtefactError("artefact.inconsistent", file=Path(path).name, what=cls.TITLE, err=str(err)) from None
         if lm is not None:
             state.check_model(lm)
         return state
+
+
+class BuiltState(StoredState):
+    """A built method's state: its meta a `BuiltMeta`, which says how it answers (`BuiltMeta.to_answering`)."""
+
+    META: ClassVar[type[BuiltMeta]]
+    meta: BuiltMeta
 
 
 class StatefulMethod(Method):

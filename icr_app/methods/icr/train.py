@@ -28,7 +28,7 @@ import contextlib
 import json
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -290,7 +290,7 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
     save_checkpoint()
     router.net = accelerator.unwrap_model(net)
     router.net.alpha_scale.fill_(cfg.alpha_scale_end)
-    router.meta = meta
+    router.meta = replace(router.meta, made=meta)
     if accelerator.is_main_process:
         router.save(out)
     return router
