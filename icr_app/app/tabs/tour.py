@@ -7,15 +7,18 @@ from __future__ import annotations
 import gradio as gr
 import plotly.graph_objects as go
 
+from icr_app import prebuilt
 from icr_app.analyses.anchors.figures import arcs_figure
 from icr_app.analyses.rank1.figures import view_figures as rank1_figures
 from icr_app.app.built_tab import built_method
 from icr_app.app.context import AppContext, clip_query, on
 from icr_app.app.i18n import say, t
+from icr_app.app.messages import translated_error
 from icr_app.app.page import Page, predict_one
-from icr_app.app.tabs.icr import routing_maps
 from icr_app.core.tasks import Task
 from icr_app.figures.note import note_figure
+from icr_app.methods.base import BuildError
+from icr_app.methods.icr.figures import query_maps
 from icr_app.methods.site.figures import alpha_heatmap
 
 
@@ -49,8 +52,12 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         return alpha_heatmap(method.state, say), _bars({say("tour.site_at", strength=float(strength)): probs},
                                                  say("tour.site_no_example"))
 
-    def step3(query: str) -> go.Figure:
-        return routing_maps(ctx, query, height=220)[1]
+    def step3(task: Task, query: str) -> go.Figure:
+        try:
+            icr = prebuilt.instant_method(ctx.lm, task, "icr")
+        except BuildError as err:  # no router for this model: say why
+            return _note(translated_error(err))
+        return query_maps(icr, clip_query(query), say)[1]
 
     def step4(views: dict, layer: int) -> go.Figure:
         if "flow" not in views:
@@ -86,13 +93,13 @@ def build_tab(ctx: AppContext, page: Page) -> None:
         layer5 = gr.Slider(0, n_layers - 1, value=n_layers // 2, step=1, label=t("layer"))
     on(try1.click, step1, [page.task, page.query, page.shots, page.seed], fig1, "tour_step1")
     on(strength.release, step2, [page.built, page.query, strength], [map2, fig2], "tour_step2")
-    on(try3.click, step3, page.query, fig3, "tour_step3")
+    on(try3.click, step3, [page.task, page.query], fig3, "tour_step3")
     layer4.release(step4, [page.views, layer4], fig4, queue=False)
     layer5.release(step5, [page.views, layer5], fig5, queue=False)
     for event in page.task_answered:  # model work: after the panels above have answered
         on(event.then, step1, [page.task, page.query, page.shots, page.seed], fig1, False)
         on(event.then, step2, [page.built, page.query, strength], [map2, fig2], False)
-        on(event.then, step3, page.query, fig3, False)
+        on(event.then, step3, [page.task, page.query], fig3, False)
     for event in page.task_changed:
         event.then(step4, [page.views, layer4], fig4, queue=False)
         event.then(step5, [page.views, layer5], fig5, queue=False)
