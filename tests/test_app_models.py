@@ -190,6 +190,7 @@ def test_leases_take_turns_in_the_order_they_asked(checkpoints):
     other.join(30)
     again.join(30)
     assert order == [second, first] and list(pool.loaded()) == [first]
+    assert pool.shape(second) == (6, 4) and list(pool.loaded()) == [first]  # read without loading it again
     models.release(first)
 
 
