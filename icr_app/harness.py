@@ -129,7 +129,7 @@ def continuation_scores(method: Method, rows: Sequence[tuple[list[int], list[int
     from that cache under `method.decode_intervention`. `tokenizer` decodes the contexts for the method."""
     lm = method.lm
     contexts = [ctx for ctx, _ in rows]
-    queries = [tokenizer.decode(ctx, skip_special_tokens=True) for ctx in contexts]
+    queries = tokenizer.batch_decode(contexts, skip_special_tokens=True)
     enc = pad_left(lm, contexts)
     cache = DynamicCache(config=lm.model.config)
     with lm.lock:

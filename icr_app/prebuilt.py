@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from icr_app.analyses import REGISTRY as ANALYSES
 from icr_app.core.artefacts import ArtefactError
@@ -36,7 +36,14 @@ VIEWS = "views.json"
 ANSWERS = "answers.json"
 SEED = 0
 DEFAULT_QUERY = "An absolute joy from start to finish."  # the default task's one-click query
-EVALUATE = {"methods": ["zero-shot", "few-shot"], "n_test": 40}  # the Evaluate tab's defaults
+
+
+class EvaluateDefaults(TypedDict):
+    methods: list[str]
+    n_test: int
+
+
+EVALUATE: EvaluateDefaults = {"methods": ["zero-shot", "few-shot"], "n_test": 40}  # the Evaluate tab's defaults
 
 
 def folder(lm: LoadedModel, task: str, root: Path | None = None) -> Path:
@@ -52,10 +59,10 @@ def load_methods(lm: LoadedModel, task: str, root: Path | None = None) -> dict[s
     """The prebuilt methods of `task` for this model; a missing file or one for another model is skipped."""
     out: dict[str, Method] = {}
     for name in stateful():
-        path = folder(lm, task, root) / f"{name}.safetensors"
-        if path.is_file():
+        path, load = folder(lm, task, root) / f"{name}.safetensors", REGISTRY[name].load
+        if load is not None and path.is_file():
             try:
-                out[name] = REGISTRY[name].load(path, lm)
+                out[name] = load(path, lm)
             except ArtefactError:
                 continue
             out[name].shipped = True

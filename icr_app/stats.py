@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from typing import TypedDict
 
 import numpy as np
 from scipy.stats import binom, binomtest, norm
@@ -52,8 +53,15 @@ def sign_flip_p(sums: Sequence[int]) -> float:
     return float(min(1.0, null[: half - t + 1].sum() + null[half + t:].sum()))
 
 
-def paired(a: Sequence[bool], b: Sequence[bool],
-           items: Sequence[Hashable] | None = None) -> dict[str, float | list[float]]:
+class Paired(TypedDict):
+    """`paired`'s answer: a's accuracy minus b's, its 95% interval and the exact McNemar p-value."""
+
+    diff: float
+    ci95: list[float]
+    p_mcnemar: float
+
+
+def paired(a: Sequence[bool], b: Sequence[bool], items: Sequence[Hashable] | None = None) -> Paired:
     """Accuracy of `a` minus that of `b` on the same items, its 95% interval and the exact McNemar p-value.
     `items` names the item behind each pair, where one item may be scored more than once (see the module)."""
     if len(a) != len(b) or not a or (items is not None and len(items) != len(a)):

@@ -50,8 +50,8 @@ def cell_rows(reports: dict[str, dict], methods: list[str]) -> list[dict[str, An
 
 
 def _median(values: list[float | None]) -> float | None:
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
 
 
 def method_rows(reports: dict[str, dict], methods: list[str]) -> list[dict[str, Any]]:
@@ -88,12 +88,12 @@ def pooled_rows(reports: dict[str, dict], methods: list[str]) -> tuple[list[dict
     """Per method its pooled accuracy over the tasks it served; then, in that order from the best, each method
     against the next below it and against zero-shot, on the tasks both served (pooled.csv)."""
     served = {m: [t for t, rep in reports.items() if rep["methods"][m]["error"] is None] for m in methods}
-    accuracy = []
+    accuracy: list[dict[str, Any]] = []
     for m in methods:
         items = _items(reports, m, served[m])
-        ci = wilson(sum(items), len(items)) or [None, None]
+        low, high = wilson(sum(items), len(items)) or (None, None)
         accuracy.append({"method": m, "n": len(items), "accuracy": sum(items) / len(items) if items else None,
-                         "ci95_low": ci[0], "ci95_high": ci[1]})
+                         "ci95_low": low, "ci95_high": high})
     ranked = [r["method"] for r in sorted(accuracy, key=lambda r: -(r["accuracy"] or 0.0)) if r["n"]]
     pairs = list(zip(ranked, ranked[1:]))
     pairs += [(m, BASE) for m in ranked if BASE in ranked and m != BASE and {m, BASE} not in map(set, pairs)]

@@ -53,10 +53,11 @@ def task_sources(sources: Sequence[TaskSource]) -> dict[str, str | Task]:
     twice (a spec in two groups) runs once."""
     found: list[tuple[str, str | Task]] = []
     for item in sources:
-        path = Path(item) if not isinstance(item, Task) else None
-        if path is None:
+        if isinstance(item, Task):
             found.append((item.name, item))
-        elif str(item).startswith(HF_PREFIX):
+            continue
+        path = Path(item)
+        if str(item).startswith(HF_PREFIX):
             found.append((str(item).removeprefix(HF_PREFIX), str(item)))
         elif is_group(item):
             found += [(name, HF_PREFIX + name) for name in load_group(str(item)).members]
@@ -85,7 +86,7 @@ def group_parts(sources: Sequence[TaskSource]) -> dict[str, list[str]]:
     groups = groups_among(sources)
     if len(groups) == 1:
         return {part: list(names) for part, names in groups[0].parts.items()}
-    parts = {}
+    parts: dict[str, list[str]] = {}
     for g in groups:
         parts |= {f"{g.name}/{part}": list(names) for part, names in g.parts.items()}
         if len(g.parts) > 1:

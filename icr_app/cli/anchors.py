@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -103,7 +103,9 @@ def confusion(args: argparse.Namespace, lm: LoadedModel, task: Task, template: T
     corr = "n/a (needs 3+ label pairs)" if res.correlation is None else f"{res.correlation:.3f}"
     print(f"task={task.name} model={lm.name} n={res.n} layer={res.layer} rank={res.rank} "
           f"accuracy={res.accuracy:.3f} correlation={corr}")
-    for name, m in (("predicted confusability", res.predicted), ("confusion (gold x predicted)", res.confusion)):
+    tables: list[tuple[str, Sequence[Sequence[float]]]] = [
+        ("predicted confusability", res.predicted), ("confusion (gold x predicted)", res.confusion)]
+    for name, m in tables:
         print(name)
         for lab, row in zip(res.labels, m):
             print(f"  {lab:>12} " + " ".join(f"{x:>6.2f}" if isinstance(x, float) else f"{x:>6d}" for x in row))

@@ -198,14 +198,14 @@ def add_config_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
         if not text:
             raise TypeError(f"config field '{f.name}' has no help text (field(..., metadata={{'help': ...}}))")
         convert, choices, is_bool = _converter(hints[f.name])
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         text = with_default(text, default)
         if is_bool:  # `--flag`, `--flag true` and `--flag false` all work
             parser.add_argument(_flag(prefix, f), dest=_dest(prefix, f), type=_truth, nargs="?", const=True,
                                 default=None, metavar="{true,false}", help=text)
         else:
             metavar = None if choices else f.metadata.get("flag", f.name).upper()
-            parser.add_argument(_flag(prefix, f), dest=_dest(prefix, f), type=convert, choices=choices,
+            parser.add_argument(_flag(prefix, f), dest=_dest(prefix, f), type=convert or str, choices=choices,
                                 default=None, metavar=metavar, help=text)
 
 

@@ -35,12 +35,13 @@ the two cannot disagree. Progress bars go to stderr, tables to stdout; a command
 def _subcommands(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, str, argparse.ArgumentParser]]:
     """(command line, help, parser) of every leaf command, nested ones (`icr train`) included, in parser order."""
     for action in parser._subparsers._group_actions if parser._subparsers else []:
+        assert isinstance(action, argparse._SubParsersAction)  # a subparsers group holds that one action
         helps = {choice.dest: choice.help for choice in action._choices_actions}
-        for name, sub in action.choices.items():
+        for name, sub in action._name_parser_map.items():  # its `choices`, typed
             if sub._subparsers:
                 yield from _subcommands(sub, f"{path} {name}")
             else:
-                yield f"{path} {name}", helps[name], sub
+                yield f"{path} {name}", helps[name] or "", sub
 
 
 def _is_method_group(group: argparse._ArgumentGroup) -> bool:
@@ -94,7 +95,8 @@ def _section(line: str, text: str, parser: argparse.ArgumentParser) -> list[str]
         if _is_method_group(group):
             methods = True
             continue
-        title = "flags" if group.title in ("options", "optional arguments") else group.title
+        title = group.title or "flags"
+        title = "flags" if title in ("options", "optional arguments") else title
         out += [f"{title[0].upper()}{title[1:]}:", "", *_group_lines(group), ""]
     if methods:
         out += ["Method flags: `--<method>-<field>` for each method it takes (see [Method flags](#method-flags)).", ""]

@@ -85,8 +85,9 @@ def format_table(report: EvalReport) -> str:
             lines.append(f"{name:<16} error: {r.error}")
             continue
         ratio = "-" if r.latency_ratio_to_zero_shot is None else f"{r.latency_ratio_to_zero_shot:.2f}x"
+        ms = None if r.latency_s is None else r.latency_s * 1000
         lines.append(f"{name:<16} {_fmt(r.accuracy, '>8.3f')} {_ci(r.ci95):>16} "
-                     f"{_fmt(r.first_token_accuracy, '>9.3f')} {r.latency_s * 1000:>8.1f}ms {ratio:>11} "
+                     f"{_fmt(r.first_token_accuracy, '>9.3f')} {_fmt(ms, '>8.1f')}ms {ratio:>11} "
                      f"{r.mean_prompt_tokens:>10.1f} {r.build_s:>8.1f}")
     return "\n".join(lines + format_paired(report.paired))
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal, cast
 
 import torch
 from torch import nn
+from transformers import PreTrainedModel
 
 from icr_app.core.errors import UserError
 
@@ -81,7 +82,7 @@ class UnsupportedModelError(UserError):
 
 
 def _in_features(module: nn.Module) -> int:
-    return module.in_features if isinstance(module, nn.Linear) else module.weight.shape[0]  # Conv1D: (in, out)
+    return module.in_features if isinstance(module, nn.Linear) else module.get_parameter("weight").shape[0]  # Conv1D
 
 
 @dataclass(frozen=True)
@@ -101,21 +102,22 @@ class Projection:
 class Adapter:
     """The parts of one loaded model, by layer index (see the module docstring)."""
 
-    def __init__(self, model: nn.Module) -> None:
-        cfg = model.config
+    def __init__(self, model: PreTrainedModel) -> None:
+        cfg: Any = model.config  # each family's own fields (num_attention_heads, ...), read by name
         self.model_type = cfg.model_type
         if self.model_type not in FAMILIES:
             raise UnsupportedModelError("model.unsupported", model_type=self.model_type,
                                         families=", ".join(FAMILY_NAMES.values()))
         self.family = FAMILIES[self.model_type]
         self.model = model
-        self.blocks: nn.ModuleList = model.get_submodule(self.family.blocks)
+        self.blocks = cast(nn.ModuleList, model.get_submodule(self.family.blocks))
         self.n_layers = len(self.blocks)
         self.n_heads = cfg.num_attention_heads
         grouped = self.family.grouped_kv and getattr(cfg, "num_key_value_heads", None)
         self.n_kv_heads = grouped or self.n_heads
         self.head_dim = _in_features(self.head_out(0)) // self.n_heads  # not hidden // H: Gemma-3 and Qwen3 differ
         first = self.family.mlp_first
+        self.projections: tuple[Projection, ...]
         if self.family.fused_mlp:  # [gate; up], each intermediate_size rows
             half = cfg.intermediate_size
             self.projections = (Projection("gate", first[0][1], slice(0, half), False),
@@ -147,7 +149,7 @@ class Adapter:
         return getattr(self.attention(layer), self.family.head_out)
 
     def mlp(self, layer: int) -> nn.Module:
-        return self.blocks[layer].mlp
+        return self.blocks[layer].get_submodule("mlp")
 
     def branch(self, layer: int) -> nn.Module:
         """The module whose output is the MLP branch exactly as the block adds it to the residual stream."""

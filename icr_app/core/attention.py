@@ -15,7 +15,7 @@ layer's `scaling`. It returns (output (B, T, H, d), weights or None), as transfo
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import torch
 from torch import nn
@@ -40,6 +40,11 @@ def _icl_attention(kernel: AttentionEdit) -> AttentionEdit:
         return edit(module, query, key, value, attention_mask, **kwargs)
 
     return icl_attention
+
+
+def layer_of(module: nn.Module) -> int:
+    """The layer an attention call is for: transformers sets `layer_idx` on every family's attention module."""
+    return cast(int, module.layer_idx)
 
 
 def additive_mask(attention_mask: torch.Tensor | None, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:

@@ -6,8 +6,8 @@ Batches are left-padded, so position −1 is every row's last real token.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -19,7 +19,7 @@ from icr_app.core.trace import Trace, main_tensor
 
 
 @torch.no_grad()
-def last_token_states(lm: LoadedModel, prompts: list[str], targets: Mapping[Hashable, nn.Module],
+def last_token_states(lm: LoadedModel, prompts: list[str], targets: Mapping[Any, nn.Module],
                       read: Literal["input", "output"] = "output", batch_size: int = 8,
                       progress: Progress = no_progress, desc: str = "reading hidden states") -> dict:
     """{key: (N, d)} in fp32 on the CPU: each target's input or output at each prompt's last token, in order."""
@@ -29,12 +29,12 @@ def last_token_states(lm: LoadedModel, prompts: list[str], targets: Mapping[Hash
         with lm.lock, Trace(targets, retain_input=read == "input", retain_output=read == "output") as trace:
             prefill(lm, encode(lm, batch))
         for key in targets:
-            x = trace[key].input if read == "input" else main_tensor(trace[key].output)
+            x = trace[key].hidden_in if read == "input" else main_tensor(trace[key].output)
             rows[key].append(x[:, -1].float().cpu())
     return {key: torch.cat(parts) for key, parts in rows.items()}
 
 
-def last_token_means(lm: LoadedModel, prompts: list[str], targets: Mapping[Hashable, nn.Module],
+def last_token_means(lm: LoadedModel, prompts: list[str], targets: Mapping[Any, nn.Module],
                      read: Literal["input", "output"] = "output", batch_size: int = 8,
                      progress: Progress = no_progress, desc: str = "reading hidden states") -> dict:
     """{key: (d,)}: the mean over prompts of `last_token_states`."""

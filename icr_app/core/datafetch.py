@@ -154,7 +154,7 @@ def _readers(names: Iterable[str], source: Path | None, base_url: str) -> dict[s
                 read.close()
         raise DataError(f"{source} holds no copy of {', '.join(absent)}: give each as {source}/owner+name (a "
                         "clone, or its files at their paths in the repository)")
-    return readers
+    return {n: read for n, read in readers.items() if read is not None}  # all of them, none being absent
 
 
 def fetch_papers(name: str, dest: Path, source: Path | None = None, base_url: str = RAW_URL,

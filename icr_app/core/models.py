@@ -181,7 +181,7 @@ class LoadedModel:
         embed = self.model.get_input_embeddings()
         hook = getattr(embed, "_hf_hook", None)
         device = getattr(hook, "execution_device", None)
-        return torch.device(device) if device is not None else embed.weight.device
+        return torch.device(device) if device is not None else embed.get_parameter("weight").device
 
     @property
     def dtype(self) -> torch.dtype:
@@ -282,9 +282,10 @@ def text_tower(model: PreTrainedModel) -> PreTrainedModel:
     causal.config.name_or_path = model.config.name_or_path
     causal.generation_config = model.generation_config
     causal.hf_quantizer = getattr(model, "hf_quantizer", None)
-    if getattr(model, "hf_device_map", None):
+    device_map: dict[str, Any] | None = getattr(model, "hf_device_map", None)
+    if device_map:
         causal.hf_device_map = {key.replace("model.language_model", "model", 1): device
-                                for key, device in model.hf_device_map.items() if "language_model" in key
+                                for key, device in device_map.items() if "language_model" in key
                                 or key in ("", "lm_head")}
     return causal
 
@@ -324,7 +325,7 @@ def _dequantise(gguf: Path, cached: Path) -> None:
     except Exception as err:  # whatever the file's bytes made the GGUF reader or the converter raise
         raise GGUFError("model.bad_gguf", file=str(gguf), err=f"{type(err).__name__}: {err}") from None
     # The GGUF quantizer marker blocks save_pretrained; the weights are already plain fp32.
-    model.hf_quantizer = None
+    setattr(model, "hf_quantizer", None)  # noqa: B010  (not one of torch's module attributes, which mypy types)
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     tmp = private_name(cached)
@@ -397,7 +398,7 @@ def _trainable_through(model: PreTrainedModel) -> PreTrainedModel:
     train through the model (SITE, I2CL, ...) would silently get no gradient through any linear layer."""
     for module in model.modules():
         if hasattr(module, "support_avx512bf16_for_cpu"):
-            module.support_avx512bf16_for_cpu = False
+            setattr(module, "support_avx512bf16_for_cpu", False)  # noqa: B010  (as above: not a torch attribute)
     return model
 
 

@@ -51,19 +51,21 @@ class GitReader:
         self.proc = subprocess.Popen(
             ["git", f"--git-dir={git_dir}", "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both piped, just above
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
 
     def __call__(self, path: str) -> bytes:
-        self.proc.stdin.write(f"{self.commit}:{path}\n".encode())
-        self.proc.stdin.flush()
-        header = self.proc.stdout.readline().decode().split()
+        self.stdin.write(f"{self.commit}:{path}\n".encode())
+        self.stdin.flush()
+        header = self.stdout.readline().decode().split()
         if not header or header[-1] == "missing":
             raise FileNotFoundError(f"{path} at {self.commit}")
-        data = self.proc.stdout.read(int(header[2]))
-        self.proc.stdout.read(1)  # the newline after each object
+        data = self.stdout.read(int(header[2]))
+        self.stdout.read(1)  # the newline after each object
         return data
 
     def close(self) -> None:
-        self.proc.stdin.close()
+        self.stdin.close()
         self.proc.wait()
 
 
@@ -105,7 +107,7 @@ def open_source(sources: Path, source: Source) -> SourceFiles | None:
         if present:
             SourceFiles(present).close()
         return None
-    return SourceFiles(readers)
+    return SourceFiles(present)
 
 
 def text_lines(data: bytes, encoding: str = "utf-8") -> list[str]:
@@ -342,12 +344,13 @@ def convert_csqa(read: Read) -> dict[str, Rows]:
 def convert_copa(read: Read) -> dict[str, Rows]:
     """Gordon et al.'s development items 1-500 from the Balanced-COPA release (its mirrored items 1001-1500 left out):
     SuperGLUE's train is items 1-400 and its validation 401-500."""
-    items = {int(i.get("id")): i for i in ET.fromstring(read("balanced-copa-dev-all.xml")).iter("item")}
+    items = {int(i.attrib["id"]): i for i in ET.fromstring(read("balanced-copa-dev-all.xml")).iter("item")}
 
     def row(n: int, idx: int) -> dict:
         item = items[n]
         return {"premise": item.findtext("p"), "choice1": item.findtext("a1"), "choice2": item.findtext("a2"),
-                "question": item.get("asks-for"), "idx": idx, "label": int(item.get("most-plausible-alternative")) - 1}
+                "question": item.get("asks-for"), "idx": idx,
+                "label": int(item.attrib["most-plausible-alternative"]) - 1}
 
     return {"train": [row(n, n - 1) for n in range(1, 401)], "validation": [row(n, n - 401) for n in range(401, 501)]}
 

@@ -46,15 +46,16 @@ class PrefixPool:
         with self.lm.lock:
             self.lm.model(input_ids=enc.input_ids, attention_mask=enc.attention_mask, position_ids=enc.position_ids,
                           cache=cache, use_cache=True, logits_to_keep=1)
+        kv = scoring.cache_kv(cache)
         if not self.keys:  # in each layer's own dtype and device (a model spread over devices keeps its cache so)
-            self.keys = [layer.keys.new_zeros(self.kv_shape) for layer in cache.layers]
-            self.values = [layer.values.new_zeros(self.kv_shape) for layer in cache.layers]
+            self.keys = [keys.new_zeros(self.kv_shape) for keys, _ in kv]
+            self.values = [values.new_zeros(self.kv_shape) for _, values in kv]
         # A sliding-window layer keeps only its last window − 1 positions; the older columns stay zero, and a
         # cache rebuilt from these full-width tensors trims them again and masks by the true length.
-        for layer, k, v in zip(cache.layers, self.keys, self.values):
-            n = layer.keys.shape[2]
-            k[rows, :, -n:] = layer.keys
-            v[rows, :, -n:] = layer.values
+        for (keys, values), k, v in zip(kv, self.keys, self.values):
+            n = keys.shape[2]
+            k[rows, :, -n:] = keys
+            v[rows, :, -n:] = values
 
     def __len__(self) -> int:
         return len(self.last)

@@ -136,14 +136,15 @@ def label_set(lm: LoadedModel, labels: list[str], template: Template | None = No
         if t in seen:
             raise LabelError("label.same_tokens", a=seen[t], b=lab)
         seen[t] = lab
-    end_ids, end = None, template and template.answer_end
+    end_ids: tuple[int, ...] | None = None
+    end = template and template.answer_end
     if end:
         alone = lm.tokenizer(end, add_special_tokens=False)["input_ids"][0]
-        end_ids = []
+        ends = []
         for lab, t in zip(labels, ids):  # the tokenizer may merge the label's end with the separator
             joined = lm.tokenizer(answer(lab) + end, add_special_tokens=False)["input_ids"]
-            end_ids.append(joined[len(t)] if tuple(joined[: len(t)]) == t and len(joined) > len(t) else alone)
-        end_ids = tuple(end_ids)
+            ends.append(joined[len(t)] if tuple(joined[: len(t)]) == t and len(joined) > len(t) else alone)
+        end_ids = tuple(ends)
     return LabelSet(tuple(labels), tuple(ids), end_ids)
 
 
@@ -261,12 +262,24 @@ def continuation_logprobs(
     return score.index_add(1, trie.step_label.to(dev), lp)
 
 
+def cache_kv(cache: DynamicCache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Each layer's cached (keys, values), (B, H_kv, T, d_h), once a prefill has filled `cache`: every family ICL
+    Lab supports caches attention in every layer (transformers types a cache layer more widely)."""
+    kv = []
+    for layer in cache.layers:
+        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
+        if keys is None or values is None:
+            raise RuntimeError(f"{type(layer).__name__}: a cache layer without keys and values (not filled?)")
+        kv.append((keys, values))
+    return kv
+
+
 def _per_label_logprobs(lm: LoadedModel, enc: Encoded, cache: DynamicCache, ls: LabelSet) -> torch.Tensor:
     """Log-probs (B, C) of each label's scored tokens after the first, one row per (prompt, label), the cache
     repeated per label (as many labels a pass as CACHE_COPY_BYTES holds copies of it); transformers builds
     every layer's mask (sliding windows included)."""
     seqs = ls.scored_ids
-    size = sum((layer.keys.numel() + layer.values.numel()) * layer.keys.element_size() for layer in cache.layers)
+    size = sum((k.numel() + v.numel()) * k.element_size() for k, v in cache_kv(cache))
     per_pass = max(1, CACHE_COPY_BYTES // size)
     if per_pass >= len(seqs):
         return _label_group_logprobs(lm, enc, cache, seqs)
@@ -307,7 +320,7 @@ def score_labels(
     cache = DynamicCache(config=lm.model.config) if full else None
     with lm.lock:
         logits = prefill(lm, enc, cache, intervention)
-        if full:
+        if cache is not None:  # full
             scores = continuation_logprobs(lm, enc, logits, cache, ls)
         else:
             scores = logits[:, ls.first_ids]
@@ -355,7 +368,7 @@ def generate(
     gens = []
     for row in out.tolist():
         answer = row[: row.index(stop)] if stop in row else row
-        text = tok.decode(answer, skip_special_tokens=True).split("\n")[0]
+        text = tok.batch_decode([answer], skip_special_tokens=True)[0].split("\n")[0]
         gens.append(Generation(text=text, first_token=row[0]))
     return gens
 

@@ -26,6 +26,13 @@ class Record:
     kwargs: dict[str, Any] = field(default_factory=dict)
     output: Any = None
 
+    @property
+    def hidden_in(self) -> torch.Tensor:
+        """`input`, which a trace made with `retain_input` holds once the module has run."""
+        if self.input is None:
+            raise RuntimeError("no input retained: the trace keeps inputs with retain_input, once the module runs")
+        return self.input
+
 
 class StopForward(Exception):
     """Raised by a `Trace(stop=True)` once every traced module has run; the Trace swallows it."""
@@ -53,7 +60,7 @@ class Trace:
 
     def __init__(
         self,
-        targets: Mapping[Hashable, nn.Module],
+        targets: Mapping[Any, nn.Module],  # any hashable key: Mapping's key type admits no narrower one
         *,
         retain_input: bool = False,
         retain_output: bool = False,

@@ -121,8 +121,9 @@ def parse_entry(entry: str) -> tuple[MethodSpec, str | None]:
     return spec, preset or None
 
 
-def entry_config(entry: str) -> object:
-    """The config an entry starts from: its preset's, or the method's defaults."""
+def entry_config(entry: str) -> Any:
+    """The config an entry starts from (an instance of its method's config dataclass): its preset's, or the
+    method's defaults."""
     spec, preset = parse_entry(entry)
     return spec.presets[preset][1]() if preset else spec.config()
 

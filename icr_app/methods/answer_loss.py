@@ -66,6 +66,7 @@ class Scorer:
     def trie_steps(self) -> int:
         """Tokens one row runs after its cached prefix under the label-sequence objective: the last prompt token
         and the labels' trie."""
+        assert self.label_seqs is not None, "only a classification task has the label-sequence objective"
         return 1 + len(label_trie(tuple(self.label_seqs)).tokens)
 
     def passes(self, ex: Examples, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:

@@ -30,7 +30,7 @@ from icr_app.core.trace import Trace, main_tensor, with_main
 from icr_app.methods.base import Method
 from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod
 
-VariantEdit = Callable[[Hashable, torch.Tensor, torch.Tensor], torch.Tensor]
+VariantEdit = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]  # the key of `targets` it edits at
 """edit(key, v, variants) -> v': `v` (B, C, width) is what the traced module `key` sees (or returns) at the last
 token of each of B prompts in each of the C variants numbered `variants` (C,); return it changed (a new tensor)."""
 
@@ -54,7 +54,7 @@ def _score(logits: torch.Tensor, gold: torch.Tensor, candidates: torch.Tensor | 
 
 @torch.no_grad()
 def last_token_variants(lm: LoadedModel, prompts: list[str], gold: torch.Tensor, candidates: list[int] | None,
-                        n_variants: int, targets: Mapping[Hashable, nn.Module], edit: VariantEdit,
+                        n_variants: int, targets: Mapping[Any, nn.Module], edit: VariantEdit,
                         where: Literal["input", "output"] = "output", batch_size: int = 4, chunk: int = 96,
                         progress: Progress = no_progress, desc: str = "variants") -> VariantScores:
     """Score `n_variants` edited versions of each prompt's last token (the edit changes only that token).
@@ -152,7 +152,7 @@ def layer_sweep(lm: LoadedModel, method: Method, states: torch.Tensor, val: list
     gold, candidates = gold_and_candidates(lm, method, [e.output for e in val])
     states = states.to(lm.device)
 
-    def patch(layer: Hashable, v: torch.Tensor, variants: torch.Tensor) -> torch.Tensor:
+    def patch(layer: int, v: torch.Tensor, variants: torch.Tensor) -> torch.Tensor:
         changed = combine(v, states[layer].to(v.device, v.dtype))
         return torch.where((variants == layer)[None, :, None], changed, v)
 

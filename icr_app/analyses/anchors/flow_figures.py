@@ -75,7 +75,9 @@ def _layout(prompt: AnchorPrompt) -> tuple[list[str], list[int], list[float]]:
     roles = ["target" if i == prompt.target else "label word" if i in labels else "format" if i in fmt else "text"
              for i in range(len(prompt))]
     ends = sorted(max(toks) for toks in prompt.label_tokens)
-    rows, cols, x, trailing = [], [], 0.0, False
+    rows: list[int] = []
+    cols: list[float] = []
+    x, trailing = 0.0, False
     for i, tok in enumerate(prompt.tokens):
         row = sum(end < i for end in ends)
         trailing = bool(row) and not tok.strip() and (ends[row - 1] == i - 1 or trailing)

@@ -16,7 +16,7 @@ from transformers import DynamicCache
 
 from icr_app.analyses.anchors.prompt import AnchorPrompt
 from icr_app.core.models import LoadedModel
-from icr_app.core.scoring import Intervention, no_intervention, pad_left
+from icr_app.core.scoring import Intervention, cache_kv, no_intervention, pad_left
 
 
 @dataclass
@@ -76,8 +76,8 @@ def demo_cache(lm: LoadedModel, prefix_ids: tuple[int, ...], keep: list[int] | N
     kept = list(range(len(prefix_ids))) if keep is None else sorted(keep)
     idx = torch.tensor(kept, device=lm.device)
     width = len(prefix_ids)
-    layers = [(_full_width(layer.keys, width).index_select(2, idx.to(layer.keys.device)),  # each layer's device
-               _full_width(layer.values, width).index_select(2, idx.to(layer.values.device))) for layer in cache.layers]
+    layers = [(_full_width(keys, width).index_select(2, idx.to(keys.device)),  # each layer's device
+               _full_width(values, width).index_select(2, idx.to(values.device))) for keys, values in cache_kv(cache)]
     return DemoCache(layers, len(prefix_ids), kept)
 
 

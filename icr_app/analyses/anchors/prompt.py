@@ -83,7 +83,7 @@ def build_prompt(lm: LoadedModel, demos: list[Example], query: Example, template
     return AnchorPrompt(
         text=text,
         input_ids=tuple(enc["input_ids"]),
-        tokens=tuple(lm.tokenizer.decode([i]) for i in enc["input_ids"]),
+        tokens=tuple(lm.tokenizer.batch_decode([[i] for i in enc["input_ids"]])),
         demos=tuple(demos),
         query=query,
         label_tokens=label_tokens,

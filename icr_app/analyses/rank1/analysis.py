@@ -76,7 +76,7 @@ def block_states(lm: LoadedModel, prompt: str) -> BlockStates:
         lm.model(input_ids=enc.input_ids, attention_mask=enc.attention_mask, use_cache=False, logits_to_keep=1)
     out = torch.stack([main_tensor(blocks[i].output)[0, -1] for i in layers])
     branch = torch.stack([main_tensor(branches[i].output)[0, -1] for i in layers])
-    return BlockStates(out - branch, torch.stack([mlps[i].input[0, -1] for i in layers]), out,
+    return BlockStates(out - branch, torch.stack([mlps[i].hidden_in[0, -1] for i in layers]), out,
                        int(enc.input_ids[0, -1]), [blocks[i].args for i in layers], [blocks[i].kwargs for i in layers])
 
 
@@ -140,7 +140,9 @@ def as_dtype(lm: LoadedModel, dtype: torch.dtype) -> LoadedModel:
         model = AutoModelForCausalLM.from_config(lm.model.config, dtype=dtype)
         model.load_state_dict(get_state_dict_offloaded_model(lm.model))
     else:
-        model = copy.deepcopy(lm.model).to(dtype)
+        model = copy.deepcopy(lm.model)
+        module: torch.nn.Module = model  # typeshed reads transformers' wrapped `to` unbound; it casts in place
+        module.to(dtype)
     return wrap(owned(model), lm.tokenizer, f"{lm.name}:{dtype_name(dtype)}")
 
 

@@ -42,7 +42,7 @@ from icr_app.core.seeds import seeded
 from icr_app.core.tasks import Example, Task, sample_icl_prompts, split
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.last_token import Combine, best_layer, layer_sweep
-from icr_app.methods.state import tensor_field
+from icr_app.methods.state import axes
 
 KIND = "elicit-library"
 FILE = "library.safetensors"
@@ -78,15 +78,15 @@ class LibraryConfig:
 class LibraryTensors:
     """What the library stores: T entries, P prompts each, E-d embeddings, an MLP of width H."""
 
-    vectors: torch.Tensor = tensor_field("entries", "hidden")  # each entry's vector at its block
-    layers: torch.Tensor = tensor_field("entries")  # the block each entry's vector is added after
-    sweep: torch.Tensor = tensor_field("entries", "columns")  # held-out accuracy per block, zero-shot last
-    prompt_emb: torch.Tensor = tensor_field("entries", "prompts", "embed")
-    w_in: torch.Tensor = tensor_field("width", "pair", trained=True)  # pair = 2·embed: (query, prompt)
-    b_in: torch.Tensor = tensor_field("width", trained=True)
-    w_out: torch.Tensor = tensor_field("width", trained=True)
-    b_out: torch.Tensor = tensor_field(1, trained=True)
-    held_out: torch.Tensor = tensor_field("held_out")  # held-out queries' scores for their own entry
+    vectors: torch.Tensor = field(metadata=axes("entries", "hidden"))  # each entry's vector at its block
+    layers: torch.Tensor = field(metadata=axes("entries"))  # the block each entry's vector is added after
+    sweep: torch.Tensor = field(metadata=axes("entries", "columns"))  # held-out accuracy per block, zero-shot last
+    prompt_emb: torch.Tensor = field(metadata=axes("entries", "prompts", "embed"))
+    w_in: torch.Tensor = field(metadata=axes("width", "pair", trained=True))  # pair = 2·embed: (query, prompt)
+    b_in: torch.Tensor = field(metadata=axes("width", trained=True))
+    w_out: torch.Tensor = field(metadata=axes("width", trained=True))
+    b_out: torch.Tensor = field(metadata=axes(1, trained=True))
+    held_out: torch.Tensor = field(metadata=axes("held_out"))  # held-out queries' scores for their own entry
 
     def library_tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in fields(LibraryTensors)}
@@ -197,7 +197,7 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def training_pairs(queries: list[torch.Tensor], n_prompts: list[int], seed: int) -> torch.Tensor:
+def training_pairs(queries: list[list[str]], n_prompts: list[int], seed: int) -> torch.Tensor:
     """(N, 3) rows (query index, flat prompt index, same task 0/1): each query with every prompt of its own entry
     and as many prompts drawn from the other entries, so the classes are balanced."""
     rng = random.Random(seed)
@@ -248,6 +248,7 @@ def build_library(lm: LoadedModel, tasks: list[Task], cfg: LibraryConfig | None 
     pairs = training_pairs([e.queries for e in entries], [len(e.prompts) for e in entries], cfg.seed)
     net = train_retriever(query_emb, prompt_emb.flatten(0, 1), pairs, cfg, progress)
     first, last = net[0], net[3]
+    assert isinstance(first, nn.Linear) and isinstance(last, nn.Linear)  # the retriever's input and output layers
     library = Library(
         vectors=torch.stack([e.vector for e in entries]), layers=torch.tensor([e.layer for e in entries]),
         sweep=torch.stack([e.sweep for e in entries]), prompt_emb=prompt_emb,

@@ -25,7 +25,7 @@ from icr_app.methods.base import BuildContext
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit.library import Library, LibraryTensors, shipped_library
 from icr_app.methods.last_token import add_at
-from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod, built_fields, tensor_field
+from icr_app.methods.state import BuiltMeta, BuiltState, StatefulMethod, axes, built_fields
 
 SHOWN = 64  # the task's queries whose retrieval a built method records for its figure
 
@@ -59,8 +59,8 @@ class ElicitState(LibraryTensors, BuiltState):
     TITLE = "ELICIT"
     META = ElicitMeta
 
-    picks: torch.Tensor = tensor_field("queries")
-    scores: torch.Tensor = tensor_field("queries")
+    picks: torch.Tensor = field(metadata=axes("queries"))
+    scores: torch.Tensor = field(metadata=axes("queries"))
     meta: ElicitMeta = field(kw_only=True)
     fingerprint: str = field(kw_only=True)
 

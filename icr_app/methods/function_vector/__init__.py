@@ -56,7 +56,7 @@ from icr_app.methods.last_token import (
     gold_and_candidates,
     last_token_variants,
 )
-from icr_app.methods.state import built_fields, stateful_spec, tensor_field
+from icr_app.methods.state import axes, built_fields, stateful_spec
 
 HEAD_SHARE = 20 / 270  # the top-k that did best on SmolLM2-135M (module docstring), as a share of the heads
 
@@ -99,8 +99,8 @@ class FunctionVectorState(LastTokenVector):
     VECTOR = "fv"
     META = FunctionVectorMeta
 
-    fv: torch.Tensor = tensor_field("hidden")
-    aie: torch.Tensor = tensor_field("layers", "heads")
+    fv: torch.Tensor = field(metadata=axes("hidden"))
+    aie: torch.Tensor = field(metadata=axes("layers", "heads"))
     meta: FunctionVectorMeta
     fingerprint: str
 
@@ -198,6 +198,7 @@ def build(ctx: BuildContext, cfg: FunctionVectorConfig) -> FunctionVectorMethod:
 class FunctionVectorMethod(LastTokenEdit):
     name = "function-vector"
     STATE = FunctionVectorState
+    state: FunctionVectorState
     edit = staticmethod(add_at)
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from icr_app.methods.state import BuiltMeta, BuiltState, tensor_field
+from icr_app.methods.state import BuiltMeta, BuiltState, axes
 
 MODULES = ("attention", "mlp")  # index 1 of the vectors and coefficients
 
@@ -32,7 +32,7 @@ class I2CLState(BuiltState):
     TITLE = "I2CL"
     META = I2CLMeta
 
-    vectors: torch.Tensor = tensor_field("layers", len(MODULES), "hidden")
-    coef: torch.Tensor = tensor_field("layers", len(MODULES), 2, trained=True)
+    vectors: torch.Tensor = field(metadata=axes("layers", len(MODULES), "hidden"))
+    coef: torch.Tensor = field(metadata=axes("layers", len(MODULES), 2, trained=True))
     meta: I2CLMeta
     fingerprint: str

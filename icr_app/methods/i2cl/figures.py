@@ -29,9 +29,9 @@ def coefficient_figure(state: I2CLState, say: Say) -> go.Figure:
                 hovertemplate=say("fig.i2cl.hover", name=name) + "<extra></extra>"), row=1, col=col)
         fig.update_xaxes(title_text=say("layer"), row=1, col=col)
         fig.update_yaxes(title_text=axis, row=1, col=col)
-    m = state.meta
-    fig.update_layout(title=say("fig.i2cl.title", task=m.task, zero_shot=m.zero_shot_loss, init=m.init_loss,
-                                calibrated=m.calibrated_loss, steps=m.steps),
+    meta = state.meta
+    fig.update_layout(title=say("fig.i2cl.title", task=meta.task, zero_shot=meta.zero_shot_loss, init=meta.init_loss,
+                                calibrated=meta.calibrated_loss, steps=meta.steps),
                       margin={"l": 60, "r": 20, "t": 80, "b": 40})
     return fig
 

@@ -138,7 +138,8 @@ def inject(lm: LoadedModel, vectors: torch.Tensor, coef: torch.Tensor, noise: fl
         c, v = coef[layer, m].to(x.device), vectors[layer, m].to(x.device)
         y = c[1] * x + c[0] * v
         if noise:
-            eps = torch.randn(y.shape, generator=generator, device=generator.device, dtype=y.dtype).to(y.device)
+            on = generator.device if generator is not None else y.device  # a generator draws on its own device
+            eps = torch.randn(y.shape, generator=generator, device=on, dtype=y.dtype).to(y.device)
             y = y + eps * y.detach().norm(dim=-1, keepdim=True) * noise
         y = y.to(x.dtype)
         return with_main(output, y)

@@ -25,6 +25,7 @@ import torch
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from icr_app.core.artefacts import load_artefact, save_artefact
+from icr_app.core.attention import layer_of
 from icr_app.core.models import LoadedModel
 from icr_app.core.progress import Progress, no_progress
 from icr_app.core.prompts import Template
@@ -78,8 +79,8 @@ def capture_last_qk(lm: LoadedModel, prompts: list[str], batch_size: int = 8,
 
     def keep_post_rope(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                        attention_mask: torch.Tensor | None, **kw):
-        post["q"][module.layer_idx] = heads_concat(query[:, :, -1:])[:, 0].float()
-        post["k"][module.layer_idx] = heads_concat(key[:, :, -1:])[:, 0].float()
+        post["q"][layer_of(module)] = heads_concat(query[:, :, -1:])[:, 0].float()
+        post["k"][layer_of(module)] = heads_concat(key[:, :, -1:])[:, 0].float()
         return sdpa_attention_forward(module, query, key, value, attention_mask, **kw)
 
     layers = list(range(lm.n_layers))

@@ -39,7 +39,7 @@ from torch import nn
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from icr_app.core.adapter import PreRopeQK
-from icr_app.core.attention import additive_mask
+from icr_app.core.attention import additive_mask, layer_of
 from icr_app.core.models import LoadedModel
 
 Rope = Literal["pre", "post"]
@@ -90,12 +90,12 @@ class RoutingEdit:
 
     def __call__(self, module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                  attention_mask: torch.Tensor | None, **kw: Any) -> tuple[torch.Tensor, None]:
-        j = self.slot.get(module.layer_idx)
+        j = self.slot.get(layer_of(module))
         if j is None:
             return sdpa_attention_forward(module, query, key, value, attention_mask, **kw)
         routes = self.routes
         if self.pre_qk is not None:
-            q, k = self.pre_qk[module.layer_idx]
+            q, k = self.pre_qk[layer_of(module)]
             if k.shape[1] != key.shape[2]:
                 raise RuntimeError("ICR routing with pre-RoPE keys works on a prefill without an earlier cache")
         else:

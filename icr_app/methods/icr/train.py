@@ -206,7 +206,7 @@ def _pids(lm: LoadedModel, tasks: list[Task], cfg: TrainConfig, out: Path, templ
             raise ValueError(f"{out} holds PIDs made with other settings ({found}, wanted {wanted}); "
                              "use another --out folder")
         return pids
-    pids = extract_pids(lm, tasks, cfg.rank, cfg.rope, cfg.centred, cfg.pid_prompts, cfg.demos_per_class,  # type: ignore[arg-type]
+    pids = extract_pids(lm, tasks, cfg.rank, cfg.rope, cfg.centred, cfg.pid_prompts, cfg.demos_per_class,
                         cfg.max_demos, cfg.seed, template, progress)
     if cfg.basis == "random":
         pids = random_basis(pids, cfg.seed)
@@ -253,7 +253,7 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
         lm.model.to(accelerator.device)
     pids = _pids(lm, tasks, cfg, out, template, progress, accelerator.is_main_process)
     data = training_examples(lm, tasks, cfg, encoder, template, progress)
-    router = new_router(lm, pids, data.emb.shape[1], cfg.layers, cfg.rows, cfg.hidden, encoder, cfg.seed)  # type: ignore[arg-type]
+    router = new_router(lm, pids, data.emb.shape[1], cfg.layers, cfg.rows, cfg.hidden, encoder, cfg.seed)
     opt = torch.optim.AdamW(router.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     meta = {"config": asdict(cfg), "domains": [t.name for t in tasks], "n_examples": len(data.prompts)}
     step = _resume(out, lm, router, opt, meta)
@@ -272,7 +272,9 @@ def train_router(lm: LoadedModel, tasks: list[Task], out: str | Path, cfg: Train
     with open(log_path, "a") if writes_log else contextlib.nullcontext() as log:  # type: ignore[arg-type]
         for epoch in range(step // per_epoch, cfg.epochs):
             order = torch.randperm(len(data.prompts), generator=torch.Generator().manual_seed(cfg.seed + epoch))
-            loader = accelerator.prepare_data_loader(DataLoader(order.tolist(), batch_size=cfg.batch_size))
+            # A list is a map-style dataset, which torch's stubs do not say.
+            batches: DataLoader[int] = DataLoader(order.tolist(), batch_size=cfg.batch_size)  # type: ignore[arg-type]
+            loader = accelerator.prepare_data_loader(batches)
             loader = accelerator.skip_first_batches(loader, step - epoch * per_epoch)
             for idx in progress(loader, desc=f"router epoch {epoch + 1}/{cfg.epochs}"):
                 accelerator.unwrap_model(net).alpha_scale.fill_(alpha_scale(cfg, step, total))

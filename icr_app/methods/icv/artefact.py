@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from icr_app.methods.state import BuiltMeta, BuiltState, tensor_field
+from icr_app.methods.state import BuiltMeta, BuiltState, axes
 
 
 @dataclass(kw_only=True)
@@ -29,6 +29,6 @@ class ICVState(BuiltState):
     TITLE = "ICV"
     META = ICVMeta
 
-    directions: torch.Tensor = tensor_field("layers", "hidden")
+    directions: torch.Tensor = field(metadata=axes("layers", "hidden"))
     meta: ICVMeta
     fingerprint: str

@@ -154,7 +154,7 @@ def validation_score(method: ICVMethod, val: Task) -> tuple[float, float]:
     preds = method.predict(val.inputs)
     accuracy = sum(is_correct(p, y) for p, y in zip(preds, val.outputs)) / len(preds)
     if method.kind == "classification":
-        tiebreak = sum(p.label_probs[y] for p, y in zip(preds, val.outputs)) / len(preds)
+        tiebreak = sum((p.label_probs or {})[y] for p, y in zip(preds, val.outputs)) / len(preds)  # set: classified
     else:
         first = [first_token_id(method.lm, y, method.template) for y in val.outputs]
         tiebreak = sum(p.first_token == f for p, f in zip(preds, first)) / len(preds)

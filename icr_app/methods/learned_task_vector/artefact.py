@@ -3,12 +3,12 @@ block, and `LearnedTaskVectorMeta` as JSON."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from icr_app.methods.last_token import LastTokenVector, VectorMeta
-from icr_app.methods.state import tensor_field
+from icr_app.methods.state import axes
 
 
 @dataclass(kw_only=True)
@@ -35,12 +35,12 @@ class LearnedTaskVectorState(LastTokenVector):
     VECTOR = "vector"
     META = LearnedTaskVectorMeta
 
-    vector: torch.Tensor = tensor_field("hidden", trained=True)
-    tried: torch.Tensor = tensor_field("layers")
-    val_loss: torch.Tensor = tensor_field("layers")
-    val_accuracy: torch.Tensor = tensor_field("layers")
-    vector_norm: torch.Tensor = tensor_field("layers")
-    residual_norm: torch.Tensor = tensor_field("layers")
+    vector: torch.Tensor = field(metadata=axes("hidden", trained=True))
+    tried: torch.Tensor = field(metadata=axes("layers"))
+    val_loss: torch.Tensor = field(metadata=axes("layers"))
+    val_accuracy: torch.Tensor = field(metadata=axes("layers"))
+    vector_norm: torch.Tensor = field(metadata=axes("layers"))
+    residual_norm: torch.Tensor = field(metadata=axes("layers"))
     meta: LearnedTaskVectorMeta
     fingerprint: str
 

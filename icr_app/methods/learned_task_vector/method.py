@@ -151,7 +151,9 @@ def build(ctx: BuildContext, cfg: LearnedTaskVectorConfig) -> LearnedTaskVectorM
         strength=cfg.strength, steps=cfg.steps, lr=cfg.lr, n_val=len(val_examples),
         zero_shot_val_loss=zero_shot[0], zero_shot_val_accuracy=zero_shot[1], build_s=time.perf_counter() - t0,
         seed=seed)
-    state = LearnedTaskVectorState(vectors[best].float().cpu(), *sweep, meta=meta, fingerprint=lm.fingerprint)
+    tried, val_loss, val_accuracy, vector_norm, residual_norm = sweep  # its rows, as the state names them
+    state = LearnedTaskVectorState(vectors[best].float().cpu(), tried, val_loss, val_accuracy, vector_norm,
+                                   residual_norm, meta=meta, fingerprint=lm.fingerprint)
     return LearnedTaskVectorMethod(lm, state)
 
 

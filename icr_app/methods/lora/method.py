@@ -120,7 +120,7 @@ def merged_model(lm: LoadedModel, adapter: LoraState) -> LoadedModel:
     for module in peft_model.modules():
         if isinstance(module, LoraLayer):  # merging writes into the base weight: make it this copy's own
             base = module.get_base_layer()
-            base.weight = nn.Parameter(base.weight.detach().clone(), requires_grad=False)
+            base.weight = nn.Parameter(base.get_parameter("weight").detach().clone(), requires_grad=False)
     peft_model.merge_and_unload()
     return private
 
@@ -138,7 +138,7 @@ def adapter_update(lm: LoadedModel, adapter: LoraState) -> Iterator[dict[str, An
             factors[name] = (a, adapter.tensors[key.replace("lora_A", "lora_B")])
 
     def add_update(name: str, out: torch.Tensor) -> torch.Tensor:
-        x = trace[name].input.to(out)  # where and how the layer computed (accelerate may move its input)
+        x = trace[name].hidden_in.to(out)  # where and how the layer computed (accelerate may move its input)
         a, b = (f.to(out) for f in factors[name])
         return out + scale * (x @ a.T) @ b.T
 
@@ -173,7 +173,9 @@ def build(ctx: BuildContext, s: LoraConfig) -> LoraMethod:
     meta = LoraMeta(task=train.name, **built_fields(lm, answering), curve=curve, n_fit=len(fit), n_val=len(val),
                     build_s=time.perf_counter() - t0, seed=seed)
     # peft records where the weights came from (a local cache path here): name the model instead
-    peft = config_json(peft_model.peft_config["default"]) | {"base_model_name_or_path": lm.name}
+    made = peft_model.peft_config["default"]
+    assert isinstance(made, PeftConfig)  # peft's LoraConfig: the one the model was made with, as peft keeps it
+    peft = config_json(made) | {"base_model_name_or_path": lm.name}
     return LoraMethod(lm, LoraState(tensors=tensors, peft=peft, meta=meta, fingerprint=lm.fingerprint))
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from icr_app.methods.state import BuiltMeta, BuiltState, tensor_field
+from icr_app.methods.state import BuiltMeta, BuiltState, axes
 
 
 @dataclass(kw_only=True)
@@ -31,8 +31,8 @@ class SiteState(BuiltState):
     TITLE = "SITE task"
     META = SiteMeta
 
-    t: torch.Tensor = tensor_field("layers", "heads", "head_dim")
-    theta: torch.Tensor = tensor_field("layers", "heads", trained=True)
+    t: torch.Tensor = field(metadata=axes("layers", "heads", "head_dim"))
+    theta: torch.Tensor = field(metadata=axes("layers", "heads", trained=True))
     meta: SiteMeta
     fingerprint: str
 

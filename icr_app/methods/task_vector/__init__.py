@@ -45,7 +45,7 @@ from icr_app.methods.last_token import (
     layer_sweep,
     replace_last,
 )
-from icr_app.methods.state import built_fields, stateful_spec, tensor_field
+from icr_app.methods.state import axes, built_fields, stateful_spec
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,9 @@ class TaskVectorState(LastTokenVector):
     VECTOR = "theta"
     META = TaskVectorMeta
 
-    theta: torch.Tensor = tensor_field("hidden")
-    layer_accuracy: torch.Tensor = tensor_field("layers")
-    layer_gold_prob: torch.Tensor = tensor_field("layers")
+    theta: torch.Tensor = field(metadata=axes("hidden"))
+    layer_accuracy: torch.Tensor = field(metadata=axes("layers"))
+    layer_gold_prob: torch.Tensor = field(metadata=axes("layers"))
     meta: TaskVectorMeta
     fingerprint: str
 
