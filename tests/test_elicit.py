@@ -30,9 +30,8 @@ from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit import method as method_module
 from icr_app.methods.elicit.library import FILE, KIND, SHIPPED, Library, LibraryConfig, build_library, train_retriever
 from icr_app.methods.elicit.method import ElicitConfig
-from icr_app.methods.icr.pids import FILE as PIDS_FILE
-from icr_app.methods.icr.pids import KIND as PIDS_KIND
-from icr_app.methods.icr.router import PRETRAINED
+from icr_app.methods.icr.router import FILE as ROUTER_FILE
+from icr_app.methods.icr.router import PRETRAINED, RouterState
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 DOMAINS = ("sentiment", "antonyms")
@@ -140,9 +139,9 @@ def test_a_library_needs_two_domains(lm):
 @pytest.mark.parametrize("folder", sorted(p.parent for p in SHIPPED.glob(f"*/{FILE}")), ids=lambda p: p.name)
 def test_a_shipped_library_was_built_from_the_shipped_routers_domains_for_its_model(folder):
     library = load_artefact(folder / FILE, KIND)
-    pids = load_artefact(PRETRAINED / folder.name / PIDS_FILE, PIDS_KIND)
-    assert library.fingerprint == pids.fingerprint
-    assert library.meta["domains"] == pids.meta["domains"]
+    router = RouterState.load(PRETRAINED / folder.name / ROUTER_FILE)
+    assert library.fingerprint == router.fingerprint
+    assert library.meta["domains"] == router.meta.pids["domains"]
 
 
 def test_the_tab_draws_the_current_tasks_picks_at_first_sight(lm, library_path, monkeypatch):

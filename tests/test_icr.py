@@ -497,3 +497,18 @@ def test_a_released_model_is_freed_though_icr_answered_on_it(tmp_path, monkeypat
     finally:
         gc.enable()
     assert freed == [None, None]
+
+
+@pytest.mark.parametrize("path", sorted(router_module.PRETRAINED.glob(f"*/{router_module.FILE}")),
+                         ids=lambda p: p.parent.name)
+def test_a_shipped_router_loads_as_its_manifest_says(path):
+    """Each shipped router is one verified file of the current format (checksum, shapes, meta), for the model its
+    MANIFEST names, routing the last third of the layers with as many members as it records runs."""
+    state = RouterState.load(path)
+    manifest = (path.parent / "MANIFEST.md").read_text()
+    assert f"Model fingerprint: `{state.fingerprint}`" in manifest and state.fingerprint.startswith(path.parent.name)
+    n_members, n_layers = len(state.meta.made["ensemble_of"]), state.u_q.shape[0]
+    assert state.meta.layers == router_module.last_third(n_layers) and state.meta.encoder == "all-MiniLM-L6-v2"
+    alpha, gamma = state.net(state.meta.alpha_scale)(torch.randn(2, state.alpha_w1.shape[-1]))
+    assert alpha.shape == (2, n_members, len(state.meta.layers), state.u_q.shape[-1])
+    assert gamma.shape[:3] == (2, n_members, len(state.meta.layers)) and alpha.abs().max() <= 0.8 + 1e-6
