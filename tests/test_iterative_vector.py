@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 import torch
 from families import FAMILIES
-from helpers import assert_zero_shot_exactly, no_hooks
+from helpers import assert_zero_shot_exactly, no_hooks, tab_show
 from tiny import build_state, family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactModelError
@@ -138,3 +138,29 @@ def test_hooks_removed_after_an_error_and_model_unchanged(sharp_lm, built):
 def test_bad_settings_are_refused(sharp_lm):
     with pytest.raises(ValueError, match="at least"):
         build_state(sharp_lm, builtin_task("sentiment"), "iterative-vector", replace(SMALL, episodes=0))
+
+
+def test_figure_and_tab_in_both_languages(sharp_lm, built):
+    """The tab shows the built vectors' norm figure and summary (the heatmap is the query row's norms per update)
+    and offers the file; in Chinese the figure's and the summary's words are the folder's zh-CN ones."""
+    from icr_app.app.built_tab import not_built
+    from icr_app.app.i18n import CHINESE, say, strings
+    from icr_app.methods.iterative_vector.figures import norm_figure, summary
+
+    method = built["sentiment"]
+    state = method.state
+    fig = norm_figure(state, say)
+    assert [list(row) for row in fig.data[0].z] == state.norms[:, :, -1].tolist()
+    assert [t.name for t in fig.data[1:]] == ["negative", "positive", "query"]
+
+    def zh(key: str, **values: object) -> str:
+        return strings()[CHINESE][key].format(**values)
+
+    show = tab_show(sharp_lm, "iterative-vector")
+    assert show({}, None) == (None, not_built("iterative-vector"), None)
+    fig, info, path = show({"iterative-vector": method}, None)
+    assert "sentiment" in info and f"{state.meta.episodes} episodes" in info
+    back = IterativeVectorMethod.load(path, sharp_lm)
+    assert torch.equal(back.state.vectors, state.vectors)
+    assert summary(state, say) in info and "迭代向量" in summary(state, zh)
+    assert norm_figure(state, zh).layout.title.text.startswith("sentiment 的迭代向量")
