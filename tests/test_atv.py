@@ -1,7 +1,7 @@
 """ATV's own behaviour (the registry contract in test_contract.py covers the rest): the generator's shapes, its
 training lowers the held-out loss and can be cancelled, it round-trips and refuses another model, the method adds
-its vectors after every block at the last token only, strength 0 is zero-shot, and a model without a generator is
-told how to train one."""
+its vectors after every block at the last token only, strength 0 is zero-shot, a model without a generator is told
+how to train one, and the shipped generator was trained on the shipped library's domains."""
 
 from __future__ import annotations
 
@@ -12,16 +12,19 @@ import torch
 from helpers import TINY_ATV, cancelling_at, generator_file, hash_encoder, no_hooks
 from tiny import tiny_lm
 
-from icr_app.core.artefacts import ArtefactError, ArtefactModelError
+from icr_app.core.artefacts import ArtefactError, ArtefactModelError, load_artefact
 from icr_app.core.progress import Cancelled
 from icr_app.core.scoring import encode
 from icr_app.core.tasks import builtin_task
 from icr_app.core.trace import Trace, main_tensor
 from icr_app.methods import build_method
 from icr_app.methods.atv import generator as generator_module
-from icr_app.methods.atv.generator import FILE, Generator, build_generator, new_generator
+from icr_app.methods.atv.generator import FILE, KIND, SHIPPED, Generator, build_generator, new_generator
 from icr_app.methods.atv.method import AtvConfig, neutral
 from icr_app.methods.base import BuildError
+from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
+from icr_app.methods.elicit.library import KIND as LIBRARY_KIND
+from icr_app.methods.elicit.library import SHIPPED as ELICIT_SHIPPED
 from icr_app.methods.zero_shot import ZeroShotMethod
 
 DOMAINS = ("sentiment", "antonyms")
@@ -133,3 +136,14 @@ def test_a_model_without_a_shipped_generator_is_told_how_to_train_one(lm):
 def test_a_generator_needs_two_domains(lm):
     with pytest.raises(ValueError, match="at least two domains"):
         build_generator(lm, [builtin_task("sentiment")], TINY_ATV, hash_encoder)
+
+
+@pytest.mark.parametrize("folder", sorted(p.parent for p in SHIPPED.glob(f"*/{FILE}")), ids=lambda p: p.name)
+def test_a_shipped_generator_was_trained_on_the_shipped_librarys_domains_for_its_model(folder):
+    """The same domains as the model's ELICIT library (itself built from the shipped ICR router's), with a
+    MANIFEST beside it."""
+    generator = load_artefact(folder / FILE, KIND)
+    library = load_artefact(ELICIT_SHIPPED / folder.name / LIBRARY_FILE, LIBRARY_KIND)
+    assert generator.fingerprint == library.fingerprint
+    assert generator.meta["domains"] == library.meta["domains"]
+    assert (folder / "MANIFEST.md").is_file()

@@ -63,7 +63,10 @@ class AtvMethod(StatefulMethod):
     def __init__(self, lm: LoadedModel, state: AtvState) -> None:
         super().__init__(lm, state)
         self.stored_parameters = state.n_stored() - state.norms.numel()
-        self.generator = GeneratorTensors(**{k: t.to(lm.device) for k, t in state.generator_tensors().items()})
+        # Copies in fresh memory: a tensor read from a file can sit unaligned, which sends the matmul down another
+        # kernel and changes the last bits, so a loaded method would not answer exactly as the one saved.
+        self.generator = GeneratorTensors(**{k: t.to(lm.device, copy=True)
+                                             for k, t in state.generator_tensors().items()})
 
     def vectors(self, queries: list[str]) -> torch.Tensor:
         """(L, B, d): each block's vector for each query, before the strength."""
