@@ -95,7 +95,7 @@ class GeneratorTensors:
 @dataclass(kw_only=True)
 class GeneratorMeta(StoredMeta):
     domains: list[str]
-    templates: list[dict[str, str]]  # each domain's prompt it was trained in (`Template.to_json`)
+    templates: list[dict[str, Any]]  # each domain's prompt it was trained in (`Template.to_json`)
     config: dict[str, Any]
     encoder: str
     n_train: int

@@ -91,7 +91,7 @@ def build(ctx: BuildContext, config: AtvConfig) -> AtvMethod:
     recorded. Refused under a prompt format other than the one its domains were trained in."""
     t0 = time.perf_counter()
     lm, gen = ctx.lm, cached_generator(ctx.lm, config.generator)
-    for made_on in {t.get("format", "plain") for t in gen.meta.templates}:
+    for made_on in {t["format"] for t in gen.meta.templates}:
         ctx.answering.check_format("ATV generator", made_on)
     queries = list(dict.fromkeys(ctx.train.inputs))[:SHOWN]
     meta = AtvMeta(task=ctx.train.name, **built_fields(lm, ctx.answering), build_s=0.0, seed=ctx.seed,
