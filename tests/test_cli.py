@@ -5,6 +5,7 @@ import argparse
 import ast
 import dataclasses
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,6 @@ from icr_app.cli import prebuild as cli_prebuild
 from icr_app.cli.flags import method_config
 from icr_app.core.tasks import builtin_names
 from icr_app.methods import entry_config
-from icr_app.methods.elicit.library import LibraryConfig
-from icr_app.methods.icr.train import TrainConfig
 from icr_app.prebuilt import PREBUILT
 
 PACKAGE = Path(icl.__file__).parent
@@ -136,26 +135,31 @@ def test_the_page_lists_every_flag_of_every_command_and_no_other():
         assert f"## `icl-lab {' '.join(command)}`" in page
 
 
-# The configs whose fields are flags without a prefix (a recipe's: `icl-lab icr train --layers`); a method's flags
-# carry its name (`--site-steps`), and their defaults are its config's.
-RECIPES = {("icr", "train"): TrainConfig, ("elicit", "build-library"): LibraryConfig}
+def _recipe(parser: argparse.ArgumentParser) -> type:
+    """The config whose fields are a command's flags without a prefix (a recipe's: `icl-lab icr train --layers`):
+    the one config dataclass of the package with exactly those fields."""
+    names = {a.dest.split(":")[1] for a in parser._actions if a.dest.startswith(":")}
+    found = {obj for module in list(sys.modules.values()) if module.__name__.startswith("icr_app.")
+             for obj in vars(module).values() if isinstance(obj, type) and dataclasses.is_dataclass(obj)
+             and {f.name for f in dataclasses.fields(obj)} == names}
+    assert len(found) == 1, f"no single config has the fields {sorted(names)}: {found}"
+    return found.pop()
 
 
-def _real_default(command: tuple[str, ...], action: argparse.Action) -> object:
+def _real_default(parser: argparse.ArgumentParser, action: argparse.Action) -> object:
     """What a flag left out stands for: its config field's default for a config's flag (which parses to None, so
-    that only the flags given override a preset), else argparse's."""
+    that only the flags given override a preset; a method's flags carry its name, `--site-steps`), else argparse's."""
     if ":" not in action.dest:
         return action.default
     prefix, name = action.dest.split(":")
-    config = entry_config(prefix) if prefix else RECIPES[command]()
-    return getattr(config, name)
+    return getattr(entry_config(prefix) if prefix else _recipe(parser)(), name)
 
 
 def test_every_flag_shows_its_real_default_once():
     wrong = []
     for command, parser in _commands(build_parser()).items():
         for action in (a for a in parser._actions if a.option_strings and a.nargs != 0):
-            default, text = _real_default(command, action), action.help or ""
+            default, text = _real_default(parser, action), action.help or ""
             shown = ",".join(map(str, default)) if isinstance(default, list | tuple) else str(default)
             if Path(shown).is_absolute():  # a folder of this install (the package's own): the help names it in words
                 shown = ""
