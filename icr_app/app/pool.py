@@ -11,6 +11,7 @@ refused with the sizes (`BudgetError`), and the other visitors' models stay as t
 from __future__ import annotations
 
 import gc
+import itertools
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -60,7 +61,9 @@ class ModelPool:
         self._sizes: dict[str, int] = {}  # bytes of each loaded model, as the loader's memory check counts them
         self._recent: OrderedDict[str, None] = OrderedDict((name, None) for name in self._pinned)
         self._uses: Counter[str] = Counter()
-        self._queue: list[tuple[object, str]] = []  # the leases waiting, in the order they asked
+        self._queue: list[tuple[int, str]] = []  # the leases waiting (their tick, their model), in the order asked
+        self._ticks = itertools.count()
+        self._loaded_at: dict[str, int] = {}  # the tick at which each model was last loaded
         self._shapes: dict[str, tuple[int, int]] = {}  # (layers, heads) of each model loaded once
         self._lock = threading.Condition(threading.RLock())  # notified when a lease ends
 
@@ -120,7 +123,7 @@ class ModelPool:
     def _take_turn(self, name: str, waiting: Callable[[str], None], deadline: float) -> bool:
         """Wait (the lock held) until `name` is loaded or room is made for it, behind the leases that asked first
         for a model not loaded; whether it is now to be loaded."""
-        turn = object()
+        turn = next(self._ticks)
         self._queue.append((turn, name))
         told = False
         try:
@@ -136,17 +139,22 @@ class ModelPool:
         if name in self._recent:
             return False
         self._recent[name] = None  # counted from now, so that concurrent loads leave room for it
+        self._loaded_at[name] = next(self._ticks)
         return True
 
-    def _ready(self, turn: object, name: str) -> bool:
-        """Whether the lease `turn` may go now: no lease ahead of it waits for room, and its model is loaded or
-        room is made for it."""
-        for ahead, wanted in self._queue:
-            if ahead is turn:
-                break
-            if wanted not in self._recent:
-                return False
-        return name in self._recent or self._make_room(name)
+    def _ready(self, turn: int, name: str) -> bool:
+        """Whether the lease `turn` may go now: its model is loaded or room is made for it, and no lease ahead of
+        it waits for room, unless it waited for its model through that model's load. So each load lets in every
+        lease then waiting for that model at once, and leases that come later queue behind the others' turn: the
+        models take turns in batches, not one reload per lease, and none starves."""
+        loaded = name in self._recent
+        if not (loaded and turn < self._loaded_at.get(name, -1)):
+            for ahead, wanted in self._queue:
+                if ahead == turn:
+                    break
+                if wanted not in self._recent:
+                    return False
+        return loaded or self._make_room(name)
 
     def shape(self, name: str) -> tuple[int, int]:
         """(layers, heads) of model `name`, as recorded when it was last loaded (loaded now if it never was): what a
