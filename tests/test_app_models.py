@@ -3,6 +3,7 @@ answer names the model that made it. Two gradio_client Clients are two browser s
 
 import gc
 import json
+import time
 import weakref
 
 import pytest
@@ -191,6 +192,30 @@ def test_leases_take_turns_in_the_order_they_asked(checkpoints):
     again.join(30)
     assert order == [second, first] and list(pool.loaded()) == [first]
     assert pool.shape(second) == (6, 4) and list(pool.loaded()) == [first]  # read without loading it again
+    models.release(first)
+
+
+def test_a_load_lets_in_every_lease_waiting_for_that_model(checkpoints):
+    """Turns go in batches: when the second model is loaded, both leases that waited for it go, the second of them
+    ahead of a lease for the first model that asked before it (one reload for both, not one each)."""
+    import threading
+
+    first, second = checkpoints
+    pool, order = ModelPool(LoadOptions(), Budget(max_models=1)), []
+
+    def take(name: str) -> None:
+        with pool.lease(name, wait=30):
+            order.append(name)
+            time.sleep(0.5)  # held a while: the batch runs together
+
+    with pool.lease(first):
+        threads = [threading.Thread(target=take, args=(name,)) for name in (second, first, second)]
+        for thread in threads:
+            thread.start()
+            thread.join(0.3)
+    for thread in threads:
+        thread.join(30)
+    assert order == [second, second, first]
     models.release(first)
 
 
