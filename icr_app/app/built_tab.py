@@ -17,8 +17,9 @@ import gradio as gr
 
 from icr_app import prebuilt
 from icr_app.app.context import JOBS, TASKS, AppContext, clip_query, on
+from icr_app.app.figures import named
 from icr_app.app.i18n import method_title, say, t
-from icr_app.app.page import Page
+from icr_app.app.page import Page, not_built_note
 from icr_app.core.paths import resolve
 from icr_app.core.tasks import Task
 from icr_app.figures.note import note_figure
@@ -50,11 +51,16 @@ def shown_method(ctx: AppContext, spec: MethodSpec, built: dict[str, Method], ta
 
 
 def state_file(method: StatefulMethod, folder: Path) -> Path:
-    """The method's artefact written into `folder` (the visitor's private one), named after the method and task."""
-    return method.save(folder / f"{method.name}-{method.state.meta.task.replace('/', '_')}.safetensors")
+    """The method's artefact written into `folder` (the visitor's private one), named after the method, the model
+    it was built on and the task (the file holds the model's fingerprint too)."""
+    stem = "-".join(part.replace("/", "_") for part in (method.name, method.lm.name, method.state.meta.task))
+    return method.save(folder / f"{stem}.safetensors")
 
 
-def not_built(name: str) -> str:
+def not_built(name: str, built: dict[str, Method] | None = None) -> str:
+    """Why the tab has nothing to draw: not built yet, or dropped with a model the page released."""
+    if name in getattr(built, "dropped", {}):
+        return f"_{not_built_note(built, name)}_"
     return say("not_built_here", title=method_title(name))
 
 
@@ -74,10 +80,12 @@ def built_method_tab(ctx: AppContext, page: Page, spec: MethodSpec) -> None:
     def show(built: dict[str, Method], request: gr.Request, task: Task | None = None):
         method = shown_method(ctx, spec, built, task)
         state = None if method is None else method.state
-        shown = [] if figure is None else [None if state is None else figure(state, say)]
+        model = None if method is None else method.lm.name
+        shown = [] if figure is None else [None if state is None else named(figure(state, say), model, say)]
         if second is not None:
-            shown.append(None if state is None else second(state, built, say))
-        shown.append(not_built(name) if state is None else summary(state, say))
+            shown.append(None if state is None else named(second(state, built, say), model, say))
+        shown.append(not_built(name, built) if state is None
+                     else f"{summary(state, say)}\n\n{say('fact.model', model=model)}")
         if notes is not None:
             shown.append("" if state is None else notes(state, built, say))
         return *shown, None if method is None else str(state_file(method, ctx.session_dir(request)))
@@ -122,8 +130,8 @@ def _wire_query(ctx: AppContext, page: Page, spec: MethodSpec, query: QueryFigur
     def draw(built: dict[str, Method], task: Task, text: str) -> tuple:
         method = shown_method(ctx, spec, built, task)
         if method is None:
-            return (note_figure(not_built(spec.name)),) * len(plots)
-        return figures(method, clip_query(text), say)
+            return (note_figure(not_built(spec.name, built)),) * len(plots)
+        return tuple(named(fig, method.lm.name, say) for fig in figures(method, clip_query(text), say))
 
     inputs = [page.built, page.task, page.query]
     on(page.ask.click, draw, inputs, plots, f"{_api_key(spec.name)}_maps")
@@ -148,7 +156,7 @@ def _wire_build(ctx: AppContext, page: Page, spec: MethodSpec, build: BuildContr
     value, button, stop = controls
 
     def keep(built: dict, task: Task, method: Method, request: gr.Request):
-        built = {**built, name: method}
+        built = ctx.hold({**built, name: method})
         return built, *show(built, request, task)
 
     def build_here(task: Task, built: dict, setting: int, seed: int, request: gr.Request,
