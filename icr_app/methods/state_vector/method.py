@@ -31,7 +31,7 @@ Mode = Literal["average", "inner", "momentum", "divide-conquer"]
 class StateVectorConfig:
     """Sized for 2 CPU cores; the paper's own settings are the preset `state-vector@paper`."""
 
-    mode: Mode = field(default="inner", metadata={
+    mode: Mode = field(default="momentum", metadata={
         "help": "how the states become one vector: average (the query's state, unrefined), inner (mean of the last "
                 "states), momentum (inner plus a momentum step), divide-conquer (groups of examples aggregated)"})
     n_prompts: int = field(default=8, metadata={
@@ -63,10 +63,10 @@ class StateVectorConfig:
 
     @classmethod
     def paper(cls) -> StateVectorConfig:
-        return cls(mode="momentum", n_prompts=1, n_demos=10)
+        return cls(n_prompts=1, n_demos=10)
 
 
-PAPER = ("the paper's recipe: one 10-shot prompt, the last 7 states averaged, a momentum step over the last 5 "
+PAPER = ("the paper's recipe: the states of one 10-shot prompt, the last 7 averaged, a momentum step over the last 5 "
          "differences weighed 1, 2, 4, 8, 16", StateVectorConfig.paper)
 
 
