@@ -10,7 +10,8 @@ import torch
 from helpers import assert_zero_shot_exactly, cancelling_at, no_hooks
 from tiny import family_lm, tiny_lm
 
-from icr_app.app.i18n import say
+from icr_app.app.i18n import CHINESE, say
+from icr_app.app.strings import strings
 from icr_app.core.artefacts import ArtefactModelError
 from icr_app.core.capture import head_outputs
 from icr_app.core.progress import Cancelled
@@ -164,9 +165,16 @@ def test_bad_settings_are_refused_by_name(lm):
             build_method(lm, builtin_task("sentiment"), "state-vector", cfg, shots=4)
 
 
-def test_the_figure_and_summary(built):
+def test_the_figure_and_summary_in_both_languages(built):
     s = built["momentum"].state
     fig = layer_figure(s, say)
     assert [t.type for t in fig.data] == ["scatter", "scatter", "bar"]
     assert list(fig.data[2].y) == pytest.approx(s.shift.tolist())
     assert f"the first {s.meta.n_layers} layers edited" in summary(s, say)
+    assert "(momentum optimisation)" in summary(s, say)
+
+    def chinese(key, **values):
+        return strings()[CHINESE][key].format(**values)
+
+    words = [summary(s, chinese), layer_figure(s, chinese).data[2].name]
+    assert all("动量优化" in w and "momentum" not in w for w in words), words

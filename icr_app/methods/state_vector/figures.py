@@ -8,6 +8,9 @@ import plotly.graph_objects as go
 from icr_app.figures.say import Say
 from icr_app.methods.state_vector.method import StateVectorState
 
+MODES = {"average": "fig.sv.average", "inner": "fig.sv.inner", "momentum": "fig.sv.momentum",
+         "divide-conquer": "fig.sv.divide_conquer"}  # a mode's name in the reader's language
+
 
 def layer_figure(sv: StateVectorState, say: Say) -> go.Figure:
     """Accuracy with layers 0..l edited (left axis; the chosen n starred, zero-shot dashed) and the refinement's
@@ -19,7 +22,8 @@ def layer_figure(sv: StateVectorState, say: Say) -> go.Figure:
                                hovertemplate=say("fig.sv.hover") + "<extra></extra>"))
     fig.add_trace(go.Scatter(x=[m.n_layers - 1], y=[acc[m.n_layers - 1]], mode="markers", hoverinfo="skip",
                              name=say("fig.sv.chosen", n=m.n_layers), marker={"symbol": "star", "size": 16}))
-    fig.add_trace(go.Bar(x=layers, y=shift, yaxis="y2", opacity=0.35, name=say("fig.sv.shift_name", mode=m.mode),
+    fig.add_trace(go.Bar(x=layers, y=shift, yaxis="y2", opacity=0.35,
+                         name=say("fig.sv.shift_name", mode=say(MODES[m.mode])),
                          hovertemplate=say("fig.sv.shift_hover") + "<extra></extra>"))
     fig.add_hline(y=m.zero_shot_val_accuracy, line_dash="dash",
                   annotation_text=say("fig.zero_shot_at", acc=m.zero_shot_val_accuracy))
@@ -32,6 +36,6 @@ def layer_figure(sv: StateVectorState, say: Say) -> go.Figure:
 
 def summary(sv: StateVectorState, say: Say) -> str:
     m = sv.meta
-    return say("sv.summary", task=m.task, mode=m.mode, n_prompts=m.n_prompts, n_demos=m.n_demos, n=m.n_layers,
-               n_val=m.n_val, acc=float(sv.layer_accuracy[m.n_layers - 1]), zs=m.zero_shot_val_accuracy,
+    return say("sv.summary", task=m.task, mode=say(MODES[m.mode]), n_prompts=m.n_prompts, n_demos=m.n_demos,
+               n=m.n_layers, n_val=m.n_val, acc=float(sv.layer_accuracy[m.n_layers - 1]), zs=m.zero_shot_val_accuracy,
                shift=float(sv.shift[:m.n_layers].mean()), size=m.n_layers * sv.vector[0].numel(), s=m.build_s)
