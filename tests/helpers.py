@@ -20,6 +20,9 @@ from packaging.requirements import Requirement
 
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import builtin_task
+from icr_app.methods.atv.generator import FILE as GENERATOR_FILE
+from icr_app.methods.atv.generator import GeneratorConfig, build_generator
+from icr_app.methods.atv.method import AtvConfig
 from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
 from icr_app.methods.elicit.library import LibraryConfig, build_library
 from icr_app.methods.elicit.method import ElicitConfig
@@ -43,20 +46,32 @@ TINY_LORA = LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, pat
 TINY_LTV = LearnedTaskVectorConfig(sweep=2, steps=4, batch_size=4, max_examples=16)
 TINY_LIBRARY = LibraryConfig(n_prompts=3, n_demos=2, val_size=6, queries_per_domain=16, holdout=1, epochs=20,
                              lr=1e-2, batch_size=8, hidden=32, forward_batch=4)
+TINY_ATV = GeneratorConfig(hidden=16, steps=6, batch_size=4, per_domain=8, val_size=4, eval_every=3, lr=1e-2)
 
 
-def tiny_configs(router: str, library: str | None = None) -> dict[str, object]:
-    """Configs that build each method on a tiny model in about a second, ICR from the router folder `router` and
-    ELICIT from the library file `library` (`library_file`); a method not named here builds with its defaults."""
+def tiny_configs(router: str, library: str | None = None, generator: str | None = None) -> dict[str, object]:
+    """Configs that build each method on a tiny model in about a second, ICR from the router folder `router`,
+    ELICIT from the library file `library` (`library_file`) and ATV from the generator file `generator`
+    (`generator_file`); a method not named here builds with its defaults."""
     configs = {"site": TINY_SITE, "task-vector": TINY_TV, "function-vector": TINY_FV, "i2cl": TINY_I2CL,
                "icv": TINY_ICV, "lora": TINY_LORA, "learned-task-vector": TINY_LTV, "icr": ICRConfig(router=router)}
-    return configs if library is None else {**configs, "elicit": ElicitConfig(library=library)}
+    if library is not None:
+        configs["elicit"] = ElicitConfig(library=library)
+    if generator is not None:
+        configs["atv"] = AtvConfig(generator=generator)
+    return configs
 
 
 def library_file(lm, folder: Path) -> str:
     """A small ELICIT library for `lm` (entries sentiment and antonyms, the hashed stand-in encoder) in `folder`."""
     tasks = [builtin_task("sentiment"), builtin_task("antonyms")]
     return str(build_library(lm, tasks, TINY_LIBRARY, hash_encoder).save(Path(folder) / LIBRARY_FILE, lm.fingerprint))
+
+
+def generator_file(lm, folder: Path) -> str:
+    """A small ATV generator for `lm` (domains sentiment and antonyms, the hashed stand-in encoder) in `folder`."""
+    tasks = [builtin_task("sentiment"), builtin_task("antonyms")]
+    return str(build_generator(lm, tasks, TINY_ATV, hash_encoder).save(Path(folder) / GENERATOR_FILE))
 
 
 def hash_encoder(texts: list[str]) -> torch.Tensor:

@@ -378,6 +378,11 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     lm._memo.pop(ROUTER_KEY, None)
 
 
+# Issue 66's methods that learn from the examples were added after the last `icl-lab prebuild`: the page builds
+# them on demand for a built-in task, as for any other (CHANGELOG, Unreleased).
+NOT_PREBUILT = {"iterative-vector", "state-vector"}
+
+
 def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
     """What `icl-lab prebuild --model gemma3-270m` made, and its shipped ICR router, read without loading the
     model: every file is made for one and the same Gemma-3-270M, every method that learns from examples ships, each
@@ -392,14 +397,15 @@ def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
     root = prebuilt.PREBUILT / "gemma3-270m"
     fingerprints = {artefact_fingerprint(PRETRAINED / "gemma3-270m" / "router.safetensors")}
     for name in builtin_names():
-        for method in prebuilt.stateful():
+        for method in set(prebuilt.stateful()) - NOT_PREBUILT:
             path = root / name / f"{method}.safetensors"
             assert artefact_kind(path), path
             fingerprints.add(artefact_fingerprint(path))
+        assert not [m for m in NOT_PREBUILT if (root / name / f"{m}.safetensors").exists()], "update NOT_PREBUILT"
         answers = json.loads((root / name / prebuilt.ANSWERS).read_text())
         fingerprints.add(answers["fingerprint"])
         assert (answers["query"], answers["shots"], answers["seed"]) == (prebuilt.example_query(name), SHOTS, 0)
-        assert set(answers["answers"]) == set(REGISTRY), name
+        assert set(REGISTRY) - set(answers["answers"]) == NOT_PREBUILT | {"atv"}, name  # no ATV generator for Gemma
         views = json.loads((root / name / prebuilt.VIEWS).read_text())
         fingerprints.add(views["fingerprint"])
         assert {"evaluate", "rank1"} <= set(views["views"]), name

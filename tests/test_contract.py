@@ -9,8 +9,8 @@ registered later is checked without a test of its own:
 - building it and answering with it leave the model as they found it.
 
 Methods are built from `helpers.tiny_configs` where it names them, else from their defaults; ICR from a routing
-router saved for each model, ELICIT from a small library built for it. Method-specific behaviour stays in each
-method's own test module.
+router saved for each model, ELICIT from a small library built for it, ATV from a small generator trained for it.
+Method-specific behaviour stays in each method's own test module.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 from families import FAMILIES
-from helpers import cancelling_at, hash_encoder, library_file, no_hooks, tiny_configs, trained_like
+from helpers import cancelling_at, generator_file, hash_encoder, library_file, no_hooks, tiny_configs, trained_like
 from tiny import family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactModelError
@@ -28,6 +28,7 @@ from icr_app.core.progress import Cancelled
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.atv import generator as generator_module
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.pids import extract_pids
@@ -85,7 +86,8 @@ class Built:
     def config(self, model: str, method: str):
         if model not in self.configs:
             lm, folder = self.model(model), self.folder / model
-            self.configs[model] = tiny_configs(routing_folder(lm, folder), library_file(lm, folder))
+            self.configs[model] = tiny_configs(routing_folder(lm, folder), library_file(lm, folder),
+                                               generator_file(lm, folder))
         return self.configs[model].get(method)
 
     def __call__(self, model: str, method: str, task: str = "sentiment"):
@@ -108,6 +110,7 @@ def built(lm, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:  # routers and libraries from a folder embed with the stand-in encoder
         mp.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
         mp.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
+        mp.setattr(generator_module, "minilm_encoder", lambda device: hash_encoder)
         yield Built(lm, tmp_path_factory.mktemp("routers"))
 
 

@@ -2,8 +2,8 @@
 
 `eval` and `suite` run methods over tasks (they share the run flags, one flag group per registered method);
 `build` learns one method and saves it; `prebuild` makes what the app ships; `icr` trains ICR's router; `elicit`
-builds ELICIT's library; the analyses have their own commands; `app` serves the web page. Every command calls the
-library; none re-implements it.
+builds ELICIT's library; `atv` trains ATV's generator; the analyses have their own commands; `app` serves the web
+page. Every command calls the library; none re-implements it.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import argparse
 import sys
 
 from icr_app import parallel
-from icr_app.cli import anchors, build, data, elicit, export, harness, icr, prebuild, rank1, run
+from icr_app.cli import anchors, atv, build, data, elicit, export, harness, icr, prebuild, rank1, run
 from icr_app.cli.flags import add_model_args, command, loading_options, show_defaults
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import TaskError
 
 # add_commands adds each module's subcommands
-COMMANDS = (run, build, prebuild, icr, elicit, anchors, rank1, data, export, harness)
+COMMANDS = (run, build, prebuild, icr, elicit, atv, anchors, rank1, data, export, harness)
 CANCELLED = 130  # the shell's status for a command stopped by Ctrl-C
 
 

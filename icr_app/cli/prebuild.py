@@ -13,6 +13,11 @@ from icr_app.core.tasks import builtin_names
 from icr_app.prebuilt import PREBUILT, prebuild, stateful
 
 
+def method_list(text: str) -> list[str]:
+    """`--methods`: a comma list of methods, or "" for none (the answers, and the views unless --no-views)."""
+    return comma_list(text) if text.strip() else []
+
+
 def cmd_prebuild(args: argparse.Namespace) -> int:
     unknown = sorted(set(args.methods or []) - set(stateful()))
     if unknown:
@@ -28,8 +33,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     add_model_args(p, "a built-in model name")
     p.add_argument("--tasks", type=comma_list, default=None, help="comma-separated built-in tasks (default: all)")
     p.add_argument("--out", default=str(PREBUILT), help="the folder (default: the package's assets/prebuilt)")
-    p.add_argument("--methods", type=comma_list, default=None,
-                   help="comma-separated methods to build (default: every stateful one but fine-tuning)")
+    p.add_argument("--methods", type=method_list, default=None,
+                   help="comma-separated methods to build, \"\" for none (default: every stateful one but fine-tuning)")
     p.add_argument("--no-views", action="store_true", help="skip the views, keep those already there (the answers "
                    "to the one-click queries are always made)")
     p.set_defaults(func=cmd_prebuild)

@@ -130,6 +130,9 @@ MESSAGES: dict[str, str] = {
     # ELICIT's library
     "elicit.not_shipped": "no ELICIT library ships for model '{model}' (libraries ship for: {shipped}); build one "
                           "with `{command}` and name it with --elicit-library",
+    # ATV's generator
+    "atv.not_shipped": "no ATV generator ships for model '{model}' (generators ship for: {shipped}); train one "
+                       "with `{command}` and name it with --atv-generator",
     # a model that does not fit
     "model.needs_offload": "the device map of {name} sends weights to disk; give --offload-folder DIR",
     "model.too_large": "model {name} needs {need} on device {device} in {dtype} ({total} in all, estimated from its "
