@@ -30,9 +30,11 @@ from icr_app.methods.function_vector import FunctionVectorConfig
 from icr_app.methods.i2cl.method import I2CLConfig
 from icr_app.methods.icr.method import ICRConfig
 from icr_app.methods.icv.method import ICVConfig
+from icr_app.methods.iterative_vector.method import IterativeVectorConfig
 from icr_app.methods.learned_task_vector.method import LearnedTaskVectorConfig
 from icr_app.methods.lora.method import LoraConfig
 from icr_app.methods.site.method import SiteConfig
+from icr_app.methods.state_vector.method import StateVectorConfig
 from icr_app.methods.task_vector import TaskVectorConfig
 from icr_app.methods.zero_shot import ZeroShotMethod
 
@@ -46,6 +48,8 @@ TINY_LORA = LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, pat
 TINY_LTV = LearnedTaskVectorConfig(sweep=2, steps=4, batch_size=4, max_examples=16)
 TINY_LIBRARY = LibraryConfig(n_prompts=3, n_demos=2, val_size=6, queries_per_domain=16, holdout=1, epochs=20,
                              lr=1e-2, batch_size=8, hidden=32, forward_batch=4)
+TINY_IV = IterativeVectorConfig(episodes=4, update_every=2)
+TINY_SV = StateVectorConfig(n_prompts=2, n_demos=4, inner_window=3, momentum_steps=2, val_size=6)
 TINY_ATV = GeneratorConfig(hidden=16, steps=6, batch_size=4, per_domain=8, val_size=4, eval_every=3, lr=1e-2)
 
 
@@ -54,7 +58,8 @@ def tiny_configs(router: str, library: str | None = None, generator: str | None 
     ELICIT from the library file `library` (`library_file`) and ATV from the generator file `generator`
     (`generator_file`); a method not named here builds with its defaults."""
     configs = {"site": TINY_SITE, "task-vector": TINY_TV, "function-vector": TINY_FV, "i2cl": TINY_I2CL,
-               "icv": TINY_ICV, "lora": TINY_LORA, "learned-task-vector": TINY_LTV, "icr": ICRConfig(router=router)}
+               "icv": TINY_ICV, "lora": TINY_LORA, "learned-task-vector": TINY_LTV, "icr": ICRConfig(router=router),
+               "iterative-vector": TINY_IV, "state-vector": TINY_SV}
     if library is not None:
         configs["elicit"] = ElicitConfig(library=library)
     if generator is not None:
