@@ -278,3 +278,11 @@ def test_the_default_models_own_gguf_file_answers_as_its_name(tmp_path):
     name, file = (untimed(json.loads((tmp_path / f"{k}.json").read_text())) for k in ("name", "file"))
     assert file == name and not name.get("failed")
     assert cache_root().exists()
+
+
+def test_a_memo_may_be_made_of_other_memos_of_the_same_model(lm):
+    """ICR's router state is made from its router, both kept on the model: the inner ask must not wait on the outer."""
+    outer = lm.memoised(("test-outer",), lambda: ("made of", lm.memoised(("test-inner",), lambda: "inner")))
+    assert outer == ("made of", "inner") and lm.memoised(("test-inner",), lambda: "other") == "inner"
+    for key in (("test-outer",), ("test-inner",)):
+        lm._memo.pop(key)

@@ -159,7 +159,8 @@ class LoadedModel:
     # What methods load once per model (ICR's router, ELICIT's library): kept on the model itself, so it goes
     # with the model, where a cache keyed by the model would keep every model it ever saw alive.
     _memo: dict[tuple, Any] = field(init=False, repr=False, default_factory=dict)
-    _memo_lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
+    # re-entrant: what one memo makes may be made of other memos of the same model (ICR's router state of its router)
+    _memo_lock: threading.RLock = field(init=False, repr=False, default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
         self.lock = ModelLock(self.model)
