@@ -9,6 +9,7 @@ from pathlib import Path
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from icr_app.app.strings import strings
+from icr_app.methods import REGISTRY
 
 EN = strings()["en"]
 ZH = strings()["zh-CN"]
@@ -133,10 +134,10 @@ def wait_idle(page, within: str = "", start_s: float = 2.0, timeout: float = TIM
 
 
 # Each tab (the tour first) and the first words of its explanation, in the order of the page.
-TABS = {"tour": "tour.intro", "site.tab": "site.explain", "icr.tab": "icr.explain", "lora.tab": "lora.explain",
-        "tv.tab": "tv.explain", "fv.tab": "fv.explain", "i2cl.tab": "i2cl.explain", "icv.tab": "icv.explain",
-        "ltv.tab": "ltv.explain", "elicit.tab": "elicit.explain", "anchors.tab": "anchors.explain",
-        "rank1.tab": "rank1.explain", "evaluate.tab": "evaluate.explain"}
+# each tab's name and the explanation it opens on: the tour, the methods' in the registry's order, the analyses'
+TABS = {"tour": "tour.intro", **{f"{spec.view.key}.tab": f"{spec.view.key}.explain" for spec in REGISTRY.values()
+                                 if spec.view is not None},
+        "anchors.tab": "anchors.explain", "rank1.tab": "rank1.explain", "evaluate.tab": "evaluate.explain"}
 
 
 def tabs_read(page, strings: dict[str, str], tmp_path: Path, shot: str) -> None:

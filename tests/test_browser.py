@@ -31,7 +31,7 @@ from browser import (
     tabs_read,
     wait_idle,
 )
-from helpers import hash_encoder, library_file, routing_router
+from helpers import generator_file, hash_encoder, library_file, routing_router
 
 from icr_app import prebuilt
 from icr_app.analyses.anchors import cached as anchors_cached
@@ -39,6 +39,8 @@ from icr_app.analyses.rank1 import cached as rank1_cached
 from icr_app.app import launch
 from icr_app.app.strings import strings
 from icr_app.methods import REGISTRY
+from icr_app.methods.atv import generator as atv_generator
+from icr_app.methods.atv import method as atv_method
 from icr_app.methods.elicit import library as elicit_library
 from icr_app.methods.elicit import method as elicit_method
 from icr_app.methods.icr import method as icr_method
@@ -77,6 +79,9 @@ def url(lm, tmp_path_factory):
         library = library_file(lm, tmp_path_factory.mktemp("elicit"))  # no ELICIT library ships for a tiny model
         mp.setattr(elicit_method, "shipped_library", lambda _lm: library)
         mp.setattr(elicit_library, "minilm_encoder", lambda device: hash_encoder)
+        generator = generator_file(lm, tmp_path_factory.mktemp("atv"))  # nor an ATV generator
+        mp.setattr(atv_method, "shipped_generator", lambda _lm: generator)
+        mp.setattr(atv_generator, "minilm_encoder", lambda device: hash_encoder)
         demo = launch(lm, prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
         yield demo.local_url
         demo.close()
@@ -137,7 +142,8 @@ def test_picking_a_task_answers_it_in_every_panel(page, tmp_path):
     assert page.get_by_label("Query").input_value() == example_query("emotion")
     panels = [t for t in page.locator(PANELS).all_inner_texts() if t.strip()]
     assert len(panels) == 4
-    zero, few, site, icr = panels
+    titled = [(EN[f"method.{name}"], name) for name in ("zero-shot", "few-shot", "site", "icr")]  # shown in any order
+    zero, few, site, icr = (next(p for p in panels if p.startswith(title)) for title, _ in titled)
     for answered_panel in (zero, few, icr):
         assert {"joy", "sadness"} <= set(answered_panel.split()) and "ms · prompt" in answered_panel
     assert "not built" in site and "positive" not in zero
@@ -170,7 +176,7 @@ def test_prebuilt_method_tabs(page, lm, tab, tmp_path):
     open_tab(page, tab)
     assert all(plots_have_data(page))
     path = save(page, f"download this {title} (safetensors)", tmp_path)
-    assert path.name.startswith(f"{name}-sentiment")
+    assert path.name.startswith(f"{name}-{lm.name}-sentiment")  # the file names the model it was built on
     assert REGISTRY[name].load(path, lm).state.meta.task == "sentiment"
     page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
 
