@@ -128,3 +128,13 @@ def load_artefact(path: str | Path, kind: str, fingerprint: str | None = None, d
     if fingerprint is not None and found != fingerprint:
         raise ArtefactModelError("artefact.other_model", file=path.name, found=found, loaded=fingerprint)
     return Artefact(kind, tensors, meta, found)
+
+
+def shipped_file(root: Path, model: str, name: str, code: str, command: str) -> Path:
+    """`root/<model>/<name>`, a file the package ships for a built-in model; an ArtefactError `code` naming the
+    models it ships for and `command`, which makes one, when there is none."""
+    path = root / model / name
+    if path.parent.parent != root or not path.is_file():
+        shipped = sorted(p.parent.name for p in root.glob(f"*/{name}"))
+        raise ArtefactError(code, model=model, shipped=", ".join(shipped) or "none", command=command)
+    return path

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from icr_app.core.artefacts import ArtefactError
+from icr_app.core.artefacts import shipped_file
 from icr_app.core.encoder import MINILM, Encoder, minilm_encoder
 from icr_app.core.grads import add_grad
 from icr_app.core.loading import dtype_name
@@ -129,12 +129,8 @@ class Generator(GeneratorTensors, StoredState):
 
 def shipped_generator(lm: LoadedModel) -> Path:
     """The generator the package ships for a built-in model; ArtefactError when there is none."""
-    path = SHIPPED / lm.name / FILE
-    if path.parent.parent != SHIPPED or not path.is_file():
-        shipped = sorted(p.parent.name for p in SHIPPED.glob(f"*/{FILE}"))
-        raise ArtefactError("atv.not_shipped", model=lm.name, shipped=", ".join(shipped) or "none",
-                            command=f"icl-lab atv train --model {lm.name} --domains ... --out FOLDER")
-    return path
+    return shipped_file(SHIPPED, lm.name, FILE,
+                        "atv.not_shipped", f"icl-lab atv train --model {lm.name} --domains ... --out FOLDER")
 
 
 @contextmanager

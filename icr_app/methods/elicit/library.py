@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from icr_app.core.artefacts import ArtefactError, load_artefact, save_artefact
+from icr_app.core.artefacts import ArtefactError, load_artefact, save_artefact, shipped_file
 from icr_app.core.capture import blocks, last_token_means
 from icr_app.core.encoder import MINILM, Encoder, minilm_encoder
 from icr_app.core.loading import dtype_name
@@ -131,12 +131,8 @@ class Library(LibraryTensors):
 
 def shipped_library(lm: LoadedModel) -> Path:
     """The library the package ships for a built-in model; ArtefactError when there is none."""
-    path = SHIPPED / lm.name / FILE
-    if path.parent.parent != SHIPPED or not path.is_file():
-        shipped = sorted(p.parent.name for p in SHIPPED.glob(f"*/{FILE}"))
-        raise ArtefactError("elicit.not_shipped", model=lm.name, shipped=", ".join(shipped),
-                            command=f"icl-lab elicit build-library --model {lm.name} --domains ... --out FOLDER")
-    return path
+    return shipped_file(SHIPPED, lm.name, FILE, "elicit.not_shipped",
+                        f"icl-lab elicit build-library --model {lm.name} --domains ... --out FOLDER")
 
 
 @dataclass
