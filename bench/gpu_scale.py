@@ -12,8 +12,9 @@ times it: build seconds, latency per query as a ratio to zero-shot in the same r
 run, zero-shot timed before and after the methods, the mean taken), and the peak GPU memory of its build and
 answers against zero-shot's. Accuracy means nothing on random weights; time and memory do. ICR has no router
 for a random model: its build is the PIDs stage on the task, and it answers through an untrained router (the
-same computation as a trained one); ELICIT's library is built on the spot from the task and `antonyms` (its
-build time includes the library's). `--config tiny` uses small method configs, so the CPU run stays short.
+same computation as a trained one); ELICIT's library and ATV's generator are built on the spot from the task and
+`antonyms` (their build times include the library's and the generator's). `--config tiny` uses small method
+configs, so the CPU run stays short.
 
 A GPU machine may lack the default model's GGUF package and the sentence encoder's (together ~190 MB).
 `--tokenizer` then reads the default model's tokenizer from a directory it was saved to, and `--random-encoder`
@@ -50,6 +51,9 @@ from icr_app.core.encoder import MINILM, Encoder
 from icr_app.core.models import DEFAULT_MODEL, LoadedModel, load_model, wrap
 from icr_app.core.tasks import builtin_task, split
 from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.atv.generator import FILE as GENERATOR_FILE
+from icr_app.methods.atv.generator import GeneratorConfig, build_generator
+from icr_app.methods.atv.method import AtvConfig
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
 from icr_app.methods.elicit.library import LibraryConfig, build_library
@@ -89,6 +93,10 @@ SMOKE = {  # --config tiny only: the CPU run of the tests
     "lora": LoraConfig(steps=4, batch_size=4, max_examples=16, eval_every=2, patience=2),
     "icr": {"n_prompts": 4},
     "elicit": LibraryConfig(n_prompts=2, n_demos=2, val_size=4, queries_per_domain=8, epochs=1),
+    "atv": GeneratorConfig(hidden=16, steps=4, batch_size=4, per_domain=8, val_size=4, eval_every=2),
+    "iterative-vector": REGISTRY["iterative-vector"].config(episodes=4, update_every=2),
+    "state-vector": REGISTRY["state-vector"].config(n_prompts=2, n_demos=4, inner_window=3, momentum_steps=2,
+                                                    val_size=6),
 }
 
 
@@ -139,11 +147,16 @@ def random_model(config: PretrainedConfig, spread: bool = False) -> tuple[torch.
 
 
 def build(lm: LoadedModel, name: str, train, answering: Answering, smoke: bool) -> Method:
-    if name == "elicit":
-        library = build_library(lm, [train, builtin_task("antonyms")], SMOKE["elicit"] if smoke else None)
+    domains = [train, builtin_task("antonyms")]
+    if name in ("elicit", "atv"):  # a trained-once artefact no random model has: made here, its time counted
         with tempfile.TemporaryDirectory() as scratch:
-            path = library.save(Path(scratch) / LIBRARY_FILE, lm.fingerprint)
-            return build_method(lm, train, name, ElicitConfig(library=str(path)), answering=answering)
+            if name == "elicit":
+                library = build_library(lm, domains, SMOKE["elicit"] if smoke else None)
+                config: Any = ElicitConfig(library=str(library.save(Path(scratch) / LIBRARY_FILE, lm.fingerprint)))
+            else:
+                generator = build_generator(lm, domains, SMOKE["atv"] if smoke else None)
+                config = AtvConfig(generator=str(generator.save(Path(scratch) / GENERATOR_FILE)))
+            return build_method(lm, train, name, config, answering=answering)
     if name == "icr":
         n_prompts = SMOKE["icr"]["n_prompts"] if smoke else 32
         pids = extract_pids(lm, [train], n_prompts=n_prompts)

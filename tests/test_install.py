@@ -64,12 +64,12 @@ def test_installed_methods_come_from_the_distributions_entry_points(installed, t
 
 
 def test_the_library_installs_without_the_pages_packages(installed):
-    """`pip install .` asks for no gradio, plotly, kaleido or spaces, nor bitsandbytes; `pip install ".[app]"` adds
-    the page's four and `pip install ".[quant]"` the quantization backend."""
+    """`pip install .` asks for no gradio, plotly, kaleido or spaces, nor bitsandbytes or lm-eval; `pip install
+    ".[app]"` adds the page's four, `".[quant]"` the quantization backend and `".[harness]"` lm-evaluation-harness."""
     (dist,) = installed.glob("icl_lab-*.dist-info")
     needs = [line.removeprefix("Requires-Dist: ") for line in (dist / "METADATA").read_text().splitlines()
              if line.startswith("Requires-Dist: ")]
-    extras = {"app": {"gradio", "plotly", "kaleido", "spaces"}, "quant": {"bitsandbytes"}}
+    extras = {"app": {"gradio", "plotly", "kaleido", "spaces"}, "quant": {"bitsandbytes"}, "harness": {"lm-eval"}}
     for need in needs:
         name = re.split(r"[<>=!~; \[]", need, maxsplit=1)[0].lower()
         for extra, names in extras.items():

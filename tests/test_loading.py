@@ -12,7 +12,7 @@ import shutil
 import pytest
 import torch
 from gguf_file import write_gguf
-from helpers import hash_encoder, library_file, router_folder, tiny_configs, untimed
+from helpers import generator_file, hash_encoder, library_file, router_folder, tiny_configs, untimed
 from tiny import tiny_tokenizer
 
 from icr_app.cli import main
@@ -23,6 +23,7 @@ from icr_app.core.loading import LoadingError, LoadOptions, ModelTooLargeError, 
 from icr_app.core.models import GGUFError, GGUFSource, QuantizedModelError, cache_root, file_digest, load_model
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.atv import generator as generator_module
 from icr_app.methods.base import BuildError
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.icr import router as router_module
@@ -204,7 +205,8 @@ def test_every_method_answers_or_refuses_on_a_quantised_model(bits, tiny_checkpo
     lm = load_model(tiny_checkpoint, quantization=bits)
     assert lm.quantization == bits
     task = builtin_task("sentiment")
-    cfg = tiny_configs(router_folder(lm, tmp_path / "router"), library_file(lm, tmp_path))
+    monkeypatch.setattr(generator_module, "minilm_encoder", lambda device: hash_encoder)
+    cfg = tiny_configs(router_folder(lm, tmp_path / "router"), library_file(lm, tmp_path), generator_file(lm, tmp_path))
     for name in REGISTRY:
         if name == "lora":
             with pytest.raises(BuildError) as err:

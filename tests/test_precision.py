@@ -18,7 +18,15 @@ from pathlib import Path
 import pytest
 import torch
 from families import FAMILIES, tiny_model
-from helpers import TINY_LORA, assert_zero_shot_exactly, hash_encoder, library_file, router_folder, tiny_configs
+from helpers import (
+    TINY_LORA,
+    assert_zero_shot_exactly,
+    generator_file,
+    hash_encoder,
+    library_file,
+    router_folder,
+    tiny_configs,
+)
 from tiny import tiny_tokenizer
 
 from icr_app.analyses.anchors import cached as anchors
@@ -34,6 +42,7 @@ from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.atv import generator as generator_module
 from icr_app.methods.base import Answering
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.icr import router as router_module
@@ -74,9 +83,10 @@ def load_low(case: str, tmp):
 
 @pytest.fixture(autouse=True)
 def hashed_encoder(monkeypatch):
-    """Routers and ELICIT libraries loaded from a folder embed queries with the hashed stand-in, not MiniLM."""
-    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
-    monkeypatch.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
+    """Routers, ELICIT libraries and ATV generators loaded from a folder embed queries with the hashed stand-in,
+    not MiniLM."""
+    for module in (router_module, library_module, generator_module):
+        monkeypatch.setattr(module, "minilm_encoder", lambda device: hash_encoder)
 
 
 # bf16 on the CPU is slow: the quick tier keeps the Llama and the offloaded one, the full run every family.
@@ -95,13 +105,15 @@ def low(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def built(low, tmp_path_factory):
-    """Every method built on the low-precision model (ICR from a router saved for it, ELICIT from a library)."""
+    """Every method built on the low-precision model (ICR from a router saved for it, ELICIT from a library, ATV
+    from a generator, all three made on it)."""
     task = builtin_task("sentiment")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
         mp.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
         folder = tmp_path_factory.mktemp("router")
-        cfg = tiny_configs(router_folder(low, folder), library_file(low, folder))
+        mp.setattr(generator_module, "minilm_encoder", lambda device: hash_encoder)
+        cfg = tiny_configs(router_folder(low, folder), library_file(low, folder), generator_file(low, folder))
         return {name: build_method(low, task, name, cfg.get(name)) for name in REGISTRY}
 
 

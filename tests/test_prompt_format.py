@@ -11,7 +11,7 @@ import json
 import random
 
 import pytest
-from helpers import LIBRARY_FILE, TINY_LIBRARY, hash_encoder, tiny_configs, trained_like
+from helpers import GENERATOR_FILE, LIBRARY_FILE, TINY_ATV, TINY_LIBRARY, hash_encoder, tiny_configs, trained_like
 from tiny import tiny_lm, tiny_tokenizer
 from tokenizers import processors
 
@@ -23,6 +23,8 @@ from icr_app.core.prompts import PromptFormatError, Template
 from icr_app.core.scoring import encode, label_set
 from icr_app.core.tasks import Example, builtin_task, sample_demos
 from icr_app.methods import REGISTRY, build_method
+from icr_app.methods.atv import generator as generator_module
+from icr_app.methods.atv.generator import build_generator
 from icr_app.methods.base import Answering, BuildError
 from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit.library import build_library
@@ -102,13 +104,16 @@ def test_a_model_without_a_chat_template_is_asked_for_plain(lm):
 
 @pytest.fixture(scope="module")
 def made_on_chat(chat_lm, chat, tmp_path_factory):
-    """ICR's router and ELICIT's library for the chat model, each made on chat prompts."""
+    """ICR's router, ELICIT's library and ATV's generator for the chat model, each made on chat prompts."""
     folder = tmp_path_factory.mktemp("chat")
     pids = extract_pids(chat_lm, [builtin_task("sentiment")], rank=2, n_prompts=3, max_demos=2, template=chat)
     trained_like(chat_lm, pids, seed=0).save(folder / "router")
     library = build_library(chat_lm, [builtin_task("sentiment"), builtin_task("antonyms")], TINY_LIBRARY,
                             hash_encoder, template=chat)
-    return tiny_configs(str(folder / "router"), str(library.save(folder / LIBRARY_FILE, chat_lm.fingerprint)))
+    domains = [builtin_task("sentiment"), builtin_task("antonyms")]
+    generator = build_generator(chat_lm, domains, TINY_ATV, hash_encoder, template=chat)
+    return tiny_configs(str(folder / "router"), str(library.save(folder / LIBRARY_FILE, chat_lm.fingerprint)),
+                        str(generator.save(folder / GENERATOR_FILE)))
 
 
 @pytest.fixture
@@ -116,6 +121,7 @@ def stand_in_encoder(monkeypatch):
     """Routers read from a folder embed queries with the stand-in encoder, not MiniLM."""
     monkeypatch.setattr(router_module, "minilm_encoder", lambda *args, **kw: hash_encoder)
     monkeypatch.setattr(library_module, "minilm_encoder", lambda *args, **kw: hash_encoder)
+    monkeypatch.setattr(generator_module, "minilm_encoder", lambda *args, **kw: hash_encoder)
 
 
 @pytest.mark.parametrize("task", ["sentiment", "antonyms"])  # label scoring, and generation
