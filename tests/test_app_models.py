@@ -8,14 +8,17 @@ import weakref
 
 import pytest
 from gradio_client import Client
-from helpers import hash_encoder, new_routing_router
+from helpers import TINY_TV, hash_encoder, new_routing_router
 from tiny import tiny_lm
 
 from icr_app.app import launch
+from icr_app.app.context import AppContext
 from icr_app.app.pool import Budget, BudgetError, ModelPool
 from icr_app.core import models
 from icr_app.core.loading import LoadOptions
 from icr_app.core.models import load_model
+from icr_app.core.tasks import builtin_task
+from icr_app.methods import build_method
 from icr_app.methods.icr import method as icr_method
 from icr_app.methods.icr import router as icr_router
 
@@ -227,22 +230,51 @@ def test_a_model_that_cannot_fit_even_alone_is_refused_at_once(checkpoints):
     assert refused.value.need == pool.size(second) and list(pool.loaded()) == []
 
 
-def test_what_a_visitor_built_goes_with_its_released_model(two_models_one_at_a_time, checkpoints):
+def test_what_a_visitor_built_goes_to_a_file_with_its_released_model_and_comes_back_with_it(
+        two_models_one_at_a_time, checkpoints):
     """B built the task vector on the first model; A's switch to the second releases it (a budget of one): B's
-    built method goes with it, so the model is freed, and B's panel says so; B's answers come from the first
-    model again, reloaded in B's turn."""
+    built method is written to a file and leaves memory, so the model is freed; B's next answer, in B's turn on
+    the first model reloaded, comes from the method read back, the same answer as before."""
     first, second = checkpoints
     b = _visitor(two_models_one_at_a_time)
     b.predict(["task-vector"], 4, 0, api_name="/build_methods")
-    assert _answer(b, "task-vector")[1].startswith("model ")
+    before = _answer(b, "task-vector")
+    assert before[1].startswith(f"model {first}")
     gone = weakref.ref(models._LOADED[next(key for key in models._LOADED if key[0] == first)])
     a = _visitor(two_models_one_at_a_time)
     a.predict(second, api_name="/switch_model")
     gc.collect()
     assert gone() is None  # B's built method no longer holds it
-    md = b.predict(QUERY, 4, 0, ["task-vector"], api_name="/answer_task_vector")[0]
-    assert f"was built on {first}, which the page unloaded" in md
-    assert f"model {first}" in _answer(b, "zero-shot")[1]
+    after = _answer(b, "task-vector")
+    assert after[1].startswith(f"model {first}") and after[0] == before[0] and after[2] == before[2]
+    assert "nothing to build" in b.predict(["task-vector"], 4, 0, api_name="/build_methods")
+
+
+def test_a_parked_method_file_goes_with_the_visitors_state_and_one_not_written_is_dropped(monkeypatch):
+    """A released model's methods go to files that live as long as a visitor's state names them (a rebuilt state
+    passes them on); a method whose file cannot be written is dropped and said to be."""
+    lm = tiny_lm()
+    ctx = AppContext(lm)
+    built = ctx.hold({"task-vector": build_method(lm, builtin_task("sentiment"), "task-vector", TINY_TV)})
+    ctx._drop_built_on(lm.name)
+    path = built.parked["task-vector"].path
+    assert path.is_file() and "task-vector" not in built
+    later = ctx.hold({"few-shot": None}, built)  # the visitor's next state, as a build returns it
+    del built
+    gc.collect()
+    assert path.is_file() and ctx.built_method(later, "task-vector").lm is lm
+    del later
+    gc.collect()
+    assert not path.exists()
+
+    def full(self, path):
+        raise OSError("No space left on device")
+
+    method = build_method(lm, builtin_task("sentiment"), "task-vector", TINY_TV)
+    monkeypatch.setattr(type(method), "save", full)
+    built = ctx.hold({"task-vector": method})
+    ctx._drop_built_on(lm.name)
+    assert built.dropped == {"task-vector": lm.name} and ctx.built_method(built, "task-vector") is None
 
 
 def test_a_choice_over_the_memory_budget_is_refused_with_sizes_and_the_others_undisturbed(checkpoints):

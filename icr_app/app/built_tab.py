@@ -31,8 +31,8 @@ from icr_app.methods.state import StatefulMethod
 def built_method(ctx: AppContext, built: dict[str, Method], name: str) -> StatefulMethod | None:
     """The visitor's built method `name` (a method with a built state), if it was built for the app's current
     model."""
-    method = built.get(name)
-    return method if isinstance(method, StatefulMethod) and method.lm is ctx.lm else None
+    method = ctx.built_method(built, name)
+    return method if isinstance(method, StatefulMethod) else None
 
 
 def shown_method(ctx: AppContext, spec: MethodSpec, built: dict[str, Method], task: Task | None
@@ -156,7 +156,7 @@ def _wire_build(ctx: AppContext, page: Page, spec: MethodSpec, build: BuildContr
     value, button, stop = controls
 
     def keep(built: dict, task: Task, method: Method, request: gr.Request):
-        built = ctx.hold({**built, name: method})
+        built = ctx.hold({**built, name: method}, built)
         return built, *show(built, request, task)
 
     def build_here(task: Task, built: dict, setting: int, seed: int, request: gr.Request,

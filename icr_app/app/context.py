@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import threading
+import uuid
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -36,6 +37,8 @@ from icr_app.core.models import LoadedModel, installed_models
 from icr_app.core.progress import Cancelled
 from icr_app.core.scoring import LabelError
 from icr_app.core.tasks import TaskError
+from icr_app.methods import load_method
+from icr_app.methods.base import Method
 
 MAX_QUERY_CHARS = 2000
 MEMO_SIZE = 512
@@ -210,15 +213,30 @@ class Memo:
         return future.result()
 
 
+@dataclass(eq=False)
+class Parked:
+    """A built method's file, written when the page released its model: read back (`AppContext.built_method`) when
+    the visitor's model is loaded again, removed with the last `Built` that names it."""
+
+    model: str
+    path: Path
+
+    def __post_init__(self) -> None:
+        weakref.finalize(self, self.path.unlink, missing_ok=True)
+
+
 class Built(dict):
     """A visitor's built methods, {method name: Method} (their `built` state). A method holds its model, and
     Gradio keeps a session's state for an hour after it closes, so when the pool releases a model the context
-    takes that model's methods out of every visitor's `Built` (`dropped` says which, for the visitor's panels):
-    otherwise a released model would stay in memory through them."""
+    takes that model's methods out of every visitor's `Built`, otherwise the released model would stay in memory
+    through them. Each goes to a file (`parked`) and comes back when its model does, so that what a visitor built
+    never changes under them; one that could not be written is `dropped`, and their panels say so."""
 
-    def __init__(self, methods: dict | None = None) -> None:
+    def __init__(self, methods: dict | None = None, base: Built | dict | None = None) -> None:
+        """`methods`, with what `base` (the visitor's previous `Built`) had parked or dropped for other names."""
         super().__init__(methods or {})
-        self.dropped: dict[str, str] = {}  # {method name: the released model it was built on}
+        self.parked: dict[str, Parked] = {k: v for k, v in getattr(base, "parked", {}).items() if k not in self}
+        self.dropped: dict[str, str] = {k: v for k, v in getattr(base, "dropped", {}).items() if k not in self}
 
 
 @dataclass
@@ -244,6 +262,8 @@ class AppContext:
     def __post_init__(self) -> None:
         pinned = self.first if isinstance(self.first, LoadedModel) else None
         self.pool = ModelPool(self.options, self.budget, pinned, on_release=self._drop_built_on)
+        self._parking = Path(tempfile.mkdtemp(prefix="icl-lab-parked-"))
+        weakref.finalize(self, shutil.rmtree, self._parking, True)
         self.default = self.pool.canonical(pinned.name if pinned else self.first)
 
     @property
@@ -292,13 +312,27 @@ class AppContext:
         self._chosen[visit.session] = visit.lm.name
         return visit.lm
 
-    def hold(self, methods: dict) -> Built:
+    def hold(self, methods: dict, base: dict | None = None) -> Built:
         """`methods` as a visitor's `Built`, the state every handler that changes their built methods returns, so
-        that releasing a model takes its methods out of it (`Built`)."""
-        built = Built(methods)
+        that releasing a model takes its methods out of it (`Built`); `base`, the `Built` they change, passes on
+        what it had parked."""
+        built = Built(methods, base)
         with self._held_lock:
             self._held[id(built)] = built
         return built
+
+    def built_method(self, built: dict, name: str) -> Method | None:
+        """The visitor's built method `name` on their model, read back from its file when the page released that
+        model and loaded it again; None when there is none."""
+        method, lm = built.get(name), self.lm
+        if method is not None and method.lm is lm:
+            return method
+        parked = getattr(built, "parked", {}).get(name)
+        if method is not None or parked is None or parked.model != lm.name:
+            return None
+        built[name] = load_method(parked.path, lm)
+        built.parked.pop(name, None)
+        return built[name]
 
     def _drop_built_on(self, model: str) -> None:
         with self._held_lock:
@@ -307,7 +341,11 @@ class AppContext:
             for name, method in list(built.items()):
                 if method.lm.name == model:
                     built.pop(name, None)
-                    built.dropped[name] = model
+                    try:
+                        path = method.save(self._parking / f"{uuid.uuid4().hex}.safetensors")
+                        built.parked[name] = Parked(model, path)
+                    except (TypeError, OSError):  # no state to write, or no room for it: the panel says it went
+                        built.dropped[name] = model
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """`compute()` once per `key` under the visitor's model, for answers that depend on nothing else and are

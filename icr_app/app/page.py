@@ -77,10 +77,8 @@ def method_for(ctx: AppContext, name: str, task: Task, built: dict[str, Method],
                ) -> Method | None:
     """The method to answer with: built now when that is free, else the visitor's built one for the current
     model (or None)."""
-    spec = REGISTRY[name]
-    if not spec.instant:
-        method = built.get(name)
-        return method if method is not None and method.lm is ctx.lm else None
+    if not REGISTRY[name].instant:
+        return ctx.built_method(built, name)
     return prebuilt.instant_method(ctx.lm, task, name, shots, seed)
 
 
@@ -252,8 +250,8 @@ class Handlers:
     def build_methods(self, task: Task, built: dict, chosen: list[str], shots: int, seed: int, request: gr.Request,
                       progress: gr.Progress = gr.Progress()):  # noqa: B008
         lm = self.ctx.lm
-        todo = [n for n in chosen if not REGISTRY[n].instant and getattr(built.get(n), "lm", None) is not lm]
-        built, notes = dict(built), []
+        todo = [n for n in chosen if not REGISTRY[n].instant and self.ctx.built_method(built, n) is None]
+        built, base, notes = dict(built), built, []
         for name in todo:
             title = method_title(name)
             step = self.ctx.progress(progress, request, "build", say("building", title=title))
@@ -264,7 +262,7 @@ class Handlers:
                 continue
             notes.append(say("built_note", title=title, s=built[name].build_s))
         notes = [say("built_note.model", note=note, model=lm.name) for note in notes]
-        return self.ctx.hold(built), "\n\n".join(notes) or say("nothing_to_build")
+        return self.ctx.hold(built, base), "\n\n".join(notes) or say("nothing_to_build")
 
     def answer_batch(self, task: Task, built: dict, text: str, shots: int, seed: int, chosen: list[str]):
         queries = [clip_query(q) for q in (text or "").splitlines() if q.strip()]
