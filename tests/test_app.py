@@ -378,7 +378,7 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     lm._memo.pop(ROUTER_KEY, None)
 
 
-# Issue 66's methods that learn from the examples were added after the last `icl-lab prebuild`: the page builds
+# Issue 66's methods that learn from the examples ship for the default model only so far: on Gemma the page builds
 # them on demand for a built-in task, as for any other (CHANGELOG, Unreleased).
 NOT_PREBUILT = {"iterative-vector", "state-vector"}
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from icr_app.core.tasks import builtin_task, split
-from icr_app.methods import build_method
+from icr_app.methods import REGISTRY, build_method
 from icr_app.methods.base import Answering, is_correct
 from icr_app.methods.few_shot import FewShotMethod
 from icr_app.methods.zero_shot import ZeroShotMethod
@@ -74,10 +74,11 @@ def test_shipped_site_task_is_what_prebuild_makes(real_lm):
 
 
 def test_every_builtin_task_ships_its_views_and_one_click_answers(real_lm):
-    """`icl-lab prebuild` made every English built-in task's views and its answers to its one-click query for
-    this model, and the shipped answers of one task are what the model answers here (probabilities up to float
-    rounding across CPUs). The Chinese tasks ship nothing for this English-only model: they are for a
-    multilingual one, and here the app builds their methods and views on demand (BENCHMARKS.md: why)."""
+    """`icl-lab prebuild` made every English built-in task's views, every method that learns from its examples and
+    its answers to its one-click query (every method's) for this model, and the shipped answers of one task are what
+    the model answers here (probabilities up to float rounding across CPUs). The Chinese tasks ship nothing for this
+    English-only model: they are for a multilingual one, and here the app builds their methods and views on demand
+    (BENCHMARKS.md: why)."""
     from icr_app import prebuilt
     from icr_app.app.task_notes import is_chinese
     from icr_app.core.tasks import builtin_names
@@ -90,6 +91,8 @@ def test_every_builtin_task_ships_its_views_and_one_click_answers(real_lm):
         assert prebuilt.load_views(real_lm, name), name
         answers = prebuilt.shipped_json(real_lm, name, prebuilt.ANSWERS)
         assert answers is not None and set(DEFAULT_PANELS) <= set(answers["answers"]), name
+        assert set(prebuilt.load_methods(real_lm, name)) == set(prebuilt.stateful()), name
+        assert set(answers["answers"]) == set(REGISTRY), name
         assert answers["query"] == prebuilt.example_query(name)
     shipped = prebuilt.shipped_json(real_lm, "emotion", prebuilt.ANSWERS)["answers"]
     again = prebuilt.compute_answers(real_lm, builtin_task("emotion"), prebuilt.load_methods(real_lm, "emotion"))
