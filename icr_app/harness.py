@@ -7,7 +7,8 @@ positions), then the continuation's tokens from that KV cache under `method.deco
 methods; LoRA's update is in every pass). A `loglikelihood_rolling` request is a run of such requests, whose
 context is the harness's prefix token (its first window) or the window's overlap. `generate_until` runs the
 harness's own generation inside `method.applied`: the prefill changed, the decoding steps as the method says.
-Methods that read the query text (ICR's router, ELICIT's retriever) read the whole context the harness wrote.
+Methods that read the query text (ICR's router, ELICIT's retriever, ATV's generator) read the input `x` of a context
+that ends as the method's own prompt does (`Input: x\nOutput:`), and the whole context the harness wrote otherwise.
 
 lm-eval is the `[harness]` extra: this module imports it only when a harness model is made.
 """
@@ -114,11 +115,17 @@ def _method_lm_class() -> type:
         def _model_generate(self, context: torch.Tensor, max_length: int, stop: list[str],
                             **generation_kwargs: Any) -> torch.Tensor:
             mask = generation_kwargs.get("attention_mask", torch.ones_like(context)).bool()
-            queries = [self.tokenizer.decode(row[keep], skip_special_tokens=True) for row, keep in zip(context, mask)]
-            with self.method.applied(queries):
+            texts = [self.tokenizer.decode(row[keep], skip_special_tokens=True) for row, keep in zip(context, mask)]
+            with self.method.applied(method_queries(self.method, texts)):
                 return super()._model_generate(context, max_length, stop, **generation_kwargs)
 
     return MethodLM
+
+
+def method_queries(method: Method, contexts: list[str]) -> list[str]:
+    """What the method reads as each query: the input of a context written in its own prompt, as ICL Lab's own
+    runners give it, else the whole context."""
+    return [method.template.input_of(text) or text for text in contexts]
 
 
 @torch.no_grad()
@@ -129,7 +136,7 @@ def continuation_scores(method: Method, rows: Sequence[tuple[list[int], list[int
     from that cache under `method.decode_intervention`. `tokenizer` decodes the contexts for the method."""
     lm = method.lm
     contexts = [ctx for ctx, _ in rows]
-    queries = tokenizer.batch_decode(contexts, skip_special_tokens=True)
+    queries = method_queries(method, tokenizer.batch_decode(contexts, skip_special_tokens=True))
     enc = pad_left(lm, contexts)
     cache = DynamicCache(config=lm.model.config)
     with lm.lock:

@@ -11,15 +11,18 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import TINY_SITE, TINY_TV, no_hooks
+from helpers import TINY_SITE, TINY_TV, hash_encoder, new_routing_router, no_hooks
 
 import icr_app as icl
 from icr_app.cli import main
+from icr_app.core.prompts import Template
 from icr_app.core.scoring import generate
 from icr_app.core.tasks import builtin_task
 from icr_app.harness import evaluate_tasks, plain_lm
 from icr_app.methods import REGISTRY, build_method
-from icr_app.methods.base import Method
+from icr_app.methods.base import Answering, Method
+from icr_app.methods.icr import router as router_module
+from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.last_token import add_at, edit_block_output
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,6 +101,26 @@ def test_a_built_method_changes_them_where_icl_lab_scores(lm, built, plain):
         assert [math.exp(x - norm) for x in ll] == pytest.approx([p[label] for label in LABELS], abs=1e-5)
     assert answers(ours, TASKS[0]) != answers(theirs, TASKS[0])
     assert answers(ours, TASKS[2]) != answers(theirs, TASKS[2])
+
+
+def _label_probs(results: dict) -> list[list[float]]:
+    """Each document's label probabilities: its answers' log-likelihoods normalised over the labels."""
+    rows = [[r[0][0] for r in row] for row in answers(results, TASKS[0])]
+    return [[math.exp(x - math.log(sum(math.exp(y) for y in ll))) for x in ll] for ll in rows]
+
+
+def test_a_method_that_reads_the_query_reads_the_input_as_icl_lab_gives_it(lm, monkeypatch):
+    """ICR routes by the query's text: of a context written in its own prompt (`Input: x\nOutput:`) it reads `x`,
+    as in ICL Lab, so its label probabilities are ICL Lab's own for the same documents (routed by the whole
+    context, they are not)."""
+    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
+    method = ICRMethod.of(lm, new_routing_router(lm).state(), Answering.of(lm, builtin_task("sentiment")))
+    docs = [json.loads(line) for line in (ROOT / FOLDER / "tiny_sentiment.jsonl").read_text().splitlines()]
+    own = [[p.label_probs[label] for label in LABELS] for p in method.predict([d["text"] for d in docs])]
+    assert _label_probs(run(icl.harness_lm(method))) == [pytest.approx(p, abs=1e-5) for p in own]
+    monkeypatch.setattr(Template, "input_of", lambda self, prompt: None)  # the whole context as the query
+    whole = _label_probs(run(icl.harness_lm(method)))
+    assert max(abs(a - b) for p, q in zip(own, whole) for a, b in zip(p, q)) > 1e-3
 
 
 class Push(Method):

@@ -106,6 +106,18 @@ class Template:
         """The query's own text: the whole prompt in plain format, the user's turn in chat."""
         return self.query.replace("{x}", x)
 
+    def input_of(self, prompt: str) -> str | None:
+        """The input `x` of the query a plain `prompt` ends with, as this template writes it (`Input: x\nOutput:`
+        after any demonstrations); None when the prompt does not end in such a query, or is chat."""
+        head, tail = self.query.split("{x}", 1)
+        if self.format != "plain" or not prompt.endswith(tail):
+            return None
+        body = prompt[: len(prompt) - len(tail)]
+        if not head:  # the query is its input alone: it starts after the last demonstration
+            return body.rsplit(self.sep, 1)[-1]
+        at = body.rfind(head)
+        return None if at < 0 else body[at + len(head):]
+
     def answer_text(self, label: str) -> str:
         """The continuation a prompt expects: ' label' after plain's 'Output:', 'label' after the chat template's
         generation prompt (which ends a line)."""
