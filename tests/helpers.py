@@ -20,14 +20,17 @@ from packaging.requirements import Requirement
 
 from icr_app.core.progress import Cancelled
 from icr_app.core.tasks import builtin_task
+from icr_app.methods.atv import generator as generator_module
 from icr_app.methods.atv.generator import FILE as GENERATOR_FILE
 from icr_app.methods.atv.generator import GeneratorConfig, build_generator
 from icr_app.methods.atv.method import AtvConfig
+from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit.library import FILE as LIBRARY_FILE
 from icr_app.methods.elicit.library import LibraryConfig, build_library
 from icr_app.methods.elicit.method import ElicitConfig
 from icr_app.methods.function_vector import FunctionVectorConfig
 from icr_app.methods.i2cl.method import I2CLConfig
+from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.method import ICRConfig
 from icr_app.methods.icv.method import ICVConfig
 from icr_app.methods.iterative_vector.method import IterativeVectorConfig
@@ -77,6 +80,13 @@ def generator_file(lm, folder: Path) -> str:
     """A small ATV generator for `lm` (domains sentiment and antonyms, the hashed stand-in encoder) in `folder`."""
     tasks = [builtin_task("sentiment"), builtin_task("antonyms")]
     return str(build_generator(lm, tasks, TINY_ATV, hash_encoder).save(Path(folder) / GENERATOR_FILE))
+
+
+def stand_in_encoders(mp: Any) -> None:
+    """Through monkeypatch `mp`: ICR's routers, ELICIT's libraries and ATV's generators embed queries with
+    `hash_encoder`, not MiniLM (which the tiny models' routers, libraries and generators were not made with)."""
+    for module in (router_module, library_module, generator_module):
+        mp.setattr(module, "minilm_encoder", lambda *args, **kw: hash_encoder)
 
 
 def hash_encoder(texts: list[str]) -> torch.Tensor:

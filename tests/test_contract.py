@@ -20,7 +20,15 @@ from pathlib import Path
 import pytest
 import torch
 from families import FAMILIES
-from helpers import cancelling_at, generator_file, hash_encoder, library_file, no_hooks, tiny_configs, trained_like
+from helpers import (
+    cancelling_at,
+    generator_file,
+    library_file,
+    no_hooks,
+    stand_in_encoders,
+    tiny_configs,
+    trained_like,
+)
 from tiny import family_lm, tiny_lm
 
 from icr_app.core.artefacts import ArtefactModelError
@@ -28,9 +36,6 @@ from icr_app.core.progress import Cancelled
 from icr_app.core.scoring import encode, prefill
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import REGISTRY, build_method
-from icr_app.methods.atv import generator as generator_module
-from icr_app.methods.elicit import library as library_module
-from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.state import StatefulMethod
 from icr_app.methods.zero_shot import ZeroShotMethod
@@ -107,10 +112,8 @@ def routing_folder(lm, folder: Path) -> str:
 
 @pytest.fixture(scope="module")
 def built(lm, tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:  # routers and libraries from a folder embed with the stand-in encoder
-        mp.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
-        mp.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
-        mp.setattr(generator_module, "minilm_encoder", lambda device: hash_encoder)
+    with pytest.MonkeyPatch.context() as mp:  # routers, libraries and generators from a file embed with the stand-in
+        stand_in_encoders(mp)
         yield Built(lm, tmp_path_factory.mktemp("routers"))
 
 

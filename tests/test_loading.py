@@ -12,7 +12,7 @@ import shutil
 import pytest
 import torch
 from gguf_file import write_gguf
-from helpers import generator_file, hash_encoder, library_file, router_folder, tiny_configs, untimed
+from helpers import generator_file, library_file, router_folder, stand_in_encoders, tiny_configs, untimed
 from tiny import tiny_tokenizer
 
 from icr_app.cli import main
@@ -23,10 +23,7 @@ from icr_app.core.loading import LoadingError, LoadOptions, ModelTooLargeError, 
 from icr_app.core.models import GGUFError, GGUFSource, QuantizedModelError, cache_root, file_digest, load_model
 from icr_app.core.tasks import builtin_task
 from icr_app.methods import REGISTRY, build_method
-from icr_app.methods.atv import generator as generator_module
 from icr_app.methods.base import BuildError
-from icr_app.methods.elicit import library as library_module
-from icr_app.methods.icr import router as router_module
 
 QUERIES = builtin_task("sentiment").inputs[:3]
 
@@ -200,12 +197,10 @@ def test_quantisation_refusals(tiny_checkpoint, monkeypatch):
 def test_every_method_answers_or_refuses_on_a_quantised_model(bits, tiny_checkpoint, tmp_path, monkeypatch, bnb):
     """Every method but LoRA answers (its gradients, where it trains, flow through the quantised layers); LoRA,
     which trains and merges into the full-precision weights, refuses and says why."""
-    monkeypatch.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
-    monkeypatch.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
+    stand_in_encoders(monkeypatch)
     lm = load_model(tiny_checkpoint, quantization=bits)
     assert lm.quantization == bits
     task = builtin_task("sentiment")
-    monkeypatch.setattr(generator_module, "minilm_encoder", lambda device: hash_encoder)
     cfg = tiny_configs(router_folder(lm, tmp_path / "router"), library_file(lm, tmp_path), generator_file(lm, tmp_path))
     for name in REGISTRY:
         if name == "lora":

@@ -25,6 +25,7 @@ from helpers import (
     hash_encoder,
     library_file,
     router_folder,
+    stand_in_encoders,
     tiny_configs,
 )
 from tiny import tiny_tokenizer
@@ -42,9 +43,7 @@ from icr_app.core.prompts import Template
 from icr_app.core.tasks import builtin_task, split
 from icr_app.evaluation import evaluate
 from icr_app.methods import REGISTRY, build_method
-from icr_app.methods.atv import generator as generator_module
 from icr_app.methods.base import Answering
-from icr_app.methods.elicit import library as library_module
 from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.method import ICRMethod
 from icr_app.methods.icr.router import FILE, ICRRouter, RouterState
@@ -85,8 +84,7 @@ def load_low(case: str, tmp):
 def hashed_encoder(monkeypatch):
     """Routers, ELICIT libraries and ATV generators loaded from a folder embed queries with the hashed stand-in,
     not MiniLM."""
-    for module in (router_module, library_module, generator_module):
-        monkeypatch.setattr(module, "minilm_encoder", lambda device: hash_encoder)
+    stand_in_encoders(monkeypatch)
 
 
 # bf16 on the CPU is slow: the quick tier keeps the Llama and the offloaded one, the full run every family.
@@ -109,10 +107,8 @@ def built(low, tmp_path_factory):
     from a generator, all three made on it)."""
     task = builtin_task("sentiment")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(router_module, "minilm_encoder", lambda device: hash_encoder)
-        mp.setattr(library_module, "minilm_encoder", lambda device: hash_encoder)
+        stand_in_encoders(mp)
         folder = tmp_path_factory.mktemp("router")
-        mp.setattr(generator_module, "minilm_encoder", lambda device: hash_encoder)
         cfg = tiny_configs(router_folder(low, folder), library_file(low, folder), generator_file(low, folder))
         return {name: build_method(low, task, name, cfg.get(name)) for name in REGISTRY}
 

@@ -11,7 +11,16 @@ import json
 import random
 
 import pytest
-from helpers import GENERATOR_FILE, LIBRARY_FILE, TINY_ATV, TINY_LIBRARY, hash_encoder, tiny_configs, trained_like
+from helpers import (
+    GENERATOR_FILE,
+    LIBRARY_FILE,
+    TINY_ATV,
+    TINY_LIBRARY,
+    hash_encoder,
+    stand_in_encoders,
+    tiny_configs,
+    trained_like,
+)
 from tiny import tiny_lm, tiny_tokenizer
 from tokenizers import processors
 
@@ -23,13 +32,10 @@ from icr_app.core.prompts import PromptFormatError, Template
 from icr_app.core.scoring import encode, label_set
 from icr_app.core.tasks import Example, builtin_task, sample_demos
 from icr_app.methods import REGISTRY, build_method
-from icr_app.methods.atv import generator as generator_module
 from icr_app.methods.atv.generator import build_generator
 from icr_app.methods.base import Answering, BuildError
-from icr_app.methods.elicit import library as library_module
 from icr_app.methods.elicit.library import build_library
 from icr_app.methods.elicit.method import ElicitConfig
-from icr_app.methods.icr import router as router_module
 from icr_app.methods.icr.pids import extract_pids
 from icr_app.methods.zero_shot import ZeroShotMethod
 from icr_app.suite_run import run_suite
@@ -118,10 +124,8 @@ def made_on_chat(chat_lm, chat, tmp_path_factory):
 
 @pytest.fixture
 def stand_in_encoder(monkeypatch):
-    """Routers read from a folder embed queries with the stand-in encoder, not MiniLM."""
-    monkeypatch.setattr(router_module, "minilm_encoder", lambda *args, **kw: hash_encoder)
-    monkeypatch.setattr(library_module, "minilm_encoder", lambda *args, **kw: hash_encoder)
-    monkeypatch.setattr(generator_module, "minilm_encoder", lambda *args, **kw: hash_encoder)
+    """Routers, libraries and generators read from a file embed queries with the stand-in encoder, not MiniLM."""
+    stand_in_encoders(monkeypatch)
 
 
 @pytest.mark.parametrize("task", ["sentiment", "antonyms"])  # label scoring, and generation
