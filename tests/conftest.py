@@ -12,29 +12,56 @@ from tiny import tiny_lm  # noqa: E402
 from icr_app.core.datafetch import fetch_command  # noqa: E402
 from icr_app.core.taskspecs import data_root  # noqa: E402
 
-NEEDS_DATA: dict[str, list[str]] = {}  # dataset -> the tests left out because $ICL_LAB_DATA lacks it
+
+def pytest_configure(config):
+    """Under pytest-xdist (the quick tier's `-n auto`) each worker takes its share of the cores: torch's threads
+    in every worker on every core would only contend, and one tiny model gains nothing from a second thread."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers:
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workers)))
 
 
 @pytest.hookimpl(tryfirst=True)  # before the fixtures are set up
 def pytest_runtest_setup(item):
     """A test marked `needs_data(NAME)` runs only when $ICL_LAB_DATA/NAME is there; one left out is listed at the
-    end of the run with the command that brings its data."""
+    end of the run with the command that brings its data (its report carries the name, so the summary is right
+    when pytest-xdist ran the test in another process)."""
     for marker in item.iter_markers("needs_data"):
         name = marker.args[0]
         if not (data_root() / name).is_dir():
-            NEEDS_DATA.setdefault(name, []).append(item.nodeid)
+            item.user_properties.append(("needs_data", name))
             pytest.skip(f"needs {data_root() / name}: run `{fetch_command(name)}`")
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not NEEDS_DATA:
+    needs: dict[str, list[str]] = {}  # dataset -> the tests left out because $ICL_LAB_DATA lacks it
+    for report in terminalreporter.stats.get("skipped", []):
+        for key, name in getattr(report, "user_properties", ()):
+            if key == "needs_data":
+                needs.setdefault(name, []).append(report.nodeid)
+    if not needs:
         return
     terminalreporter.section("tests that need data", sep="=", yellow=True, bold=True)
-    for name, tests in NEEDS_DATA.items():
+    for name, tests in needs.items():
         terminalreporter.line(f"{len(tests)} test(s) did not run: they read {data_root() / name}, which is missing. "
                               f"Bring it with `{fetch_command(name)}` (ICL_LAB_DATA picks the folder):", yellow=True)
         for nodeid in tests:
             terminalreporter.line(f"  {nodeid}")
+
+
+def no_browser(fig, *args, **kwargs):
+    raise RuntimeError("the quick tier starts no browser")
+
+
+@pytest.fixture(autouse=True)
+def browser_only_in_the_full_run(request, monkeypatch):
+    """kaleido exports a figure's PNG by starting Chromium, seconds for each suite a test runs: outside the slow
+    tier (the quick tier starts no browser) the export fails as on a machine without one, and the suite writes its
+    figures as HTML and says why. The PNGs themselves are checked by the slow `test_suite` tests."""
+    if request.node.get_closest_marker("slow") is None:
+        monkeypatch.setattr("plotly.graph_objects.Figure.write_image", no_browser)
 
 
 @pytest.fixture(scope="session")

@@ -119,9 +119,12 @@ def test_a_paper_set_downloads_from_its_pinned_repositories(raw_server, tmp_path
         fetch("creak", tmp_path / "out", base_url=base + "/elsewhere")
 
 
-def test_a_test_lacking_its_data_is_listed_with_the_fetch_command(tmp_path):
+@pytest.mark.slow  # a pytest run in another process
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_test_lacking_its_data_is_listed_with_the_fetch_command(tmp_path, workers):
+    """Also when pytest-xdist runs the test in a worker process, as the quick tier does."""
     env = {**os.environ, "ICL_LAB_DATA": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers,
                           "tests/test_tasks.py::test_fv_file_loads"], cwd=ROOT, env=env, capture_output=True,
                          text=True)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr

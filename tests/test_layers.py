@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tomllib
 from importlinter.cli import EXIT_STATUS_SUCCESS, lint_imports
 
@@ -59,6 +60,7 @@ def test_no_method_or_analysis_imports_gradio_or_the_app():
             assert not ui, f"{path.relative_to(ROOT)} imports {sorted(ui)}"
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_the_methods_and_analyses_leaves_gradio_and_plotly_out():
     """Their views name their figure functions as text, imported only by the app (`MethodSpec.view`)."""
     code = ("import sys, icr_app.methods, icr_app.analyses; "
