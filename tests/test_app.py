@@ -378,34 +378,31 @@ def test_a_builtin_tasks_one_click_answers_are_shipped_and_used_only_where_exact
     lm._memo.pop(ROUTER_KEY, None)
 
 
-# Issue 66's methods that learn from the examples ship for the default model only so far: on Gemma the page builds
-# them on demand for a built-in task, as for any other (CHANGELOG, Unreleased).
-NOT_PREBUILT = {"iterative-vector", "state-vector"}
-
-
 def test_gemma_ships_methods_views_and_answers_for_every_builtin_task():
     """What `icl-lab prebuild --model gemma3-270m` made, and its shipped ICR router, read without loading the
     model: every file is made for one and the same Gemma-3-270M, every method that learns from examples ships, each
-    task's answers to its one-click query are that model's for every method (ICR's and ELICIT's included), and its
-    views are there."""
+    task's answers to its one-click query are that model's for every method (ICR's, ELICIT's and ATV's included),
+    and its views are there."""
     from icr_app import prebuilt
     from icr_app.core.artefacts import artefact_fingerprint, artefact_kind
     from icr_app.core.prompts import SHOTS
     from icr_app.core.tasks import builtin_names
+    from icr_app.methods.atv.generator import FILE as GENERATOR_FILE
+    from icr_app.methods.atv.generator import SHIPPED as GENERATORS
     from icr_app.methods.icr.router import PRETRAINED
 
     root = prebuilt.PREBUILT / "gemma3-270m"
-    fingerprints = {artefact_fingerprint(PRETRAINED / "gemma3-270m" / "router.safetensors")}
+    fingerprints = {artefact_fingerprint(PRETRAINED / "gemma3-270m" / "router.safetensors"),
+                    artefact_fingerprint(GENERATORS / "gemma3-270m" / GENERATOR_FILE)}
     for name in builtin_names():
-        for method in set(prebuilt.stateful()) - NOT_PREBUILT:
+        for method in prebuilt.stateful():
             path = root / name / f"{method}.safetensors"
             assert artefact_kind(path), path
             fingerprints.add(artefact_fingerprint(path))
-        assert not [m for m in NOT_PREBUILT if (root / name / f"{m}.safetensors").exists()], "update NOT_PREBUILT"
         answers = json.loads((root / name / prebuilt.ANSWERS).read_text())
         fingerprints.add(answers["fingerprint"])
         assert (answers["query"], answers["shots"], answers["seed"]) == (prebuilt.example_query(name), SHOTS, 0)
-        assert set(REGISTRY) - set(answers["answers"]) == NOT_PREBUILT | {"atv"}, name  # no ATV generator for Gemma
+        assert set(answers["answers"]) == set(REGISTRY), name
         views = json.loads((root / name / prebuilt.VIEWS).read_text())
         fingerprints.add(views["fingerprint"])
         assert {"evaluate", "rank1"} <= set(views["views"]), name
