@@ -1,13 +1,14 @@
-"""ICR and ELICIT by the ICR paper's protocol: a router, and an ELICIT library, learnt from the five in-domain
-sets only, scored on the seven out-of-domain sets of the `icr-paper` group, beside the shipped router and library
-(13 other domains) and beside a router with a random orthonormal basis of the same rank in place of the PIDs (the
-paper's ablation).
+"""The methods trained once and reused (ICR, ELICIT, ATV) by the ICR paper's protocol: a router, an ELICIT library
+and an ATV generator learnt from the five in-domain sets only, scored on the seven out-of-domain sets of the
+`icr-paper` group, beside the shipped router, library and generator (13 other domains) and beside a router with a
+random orthonormal basis of the same rank in place of the PIDs (the paper's ablation).
 
     PYTHONPATH=. python bench/icr_protocol.py --model smollm2-135m --out runs/icr-protocol --seeds 0,1,2
 
 Both routers are trained with the shipped recipe (`TrainConfig`'s defaults, the MANIFEST's flags) and one seed,
 where the shipped router is an ensemble of five; training resumes from OUT. The library is built with
-`LibraryConfig`'s defaults (the paper's settings, as the shipped library), each entry in its set's own prompt.
+`LibraryConfig`'s defaults (the paper's settings, as the shipped library), each entry in its set's own prompt; the
+generator with the shipped generators' recipe (`GENERATOR`), each domain in its own prompt.
 Each variant then runs in a suite of its own over the whole group with zero-shot beside it, so every suite scores
 the same test items (the seed draws them) and the variants pair item by item. The out-of-domain sets are for
 reporting only: nothing here is chosen on them.
@@ -23,6 +24,9 @@ from pathlib import Path
 import icr_app as icl
 from icr_app.core.tasks import HF_PREFIX, load_task
 from icr_app.core.taskspecs import load_group
+from icr_app.methods.atv.generator import FILE as GENERATOR_FILE
+from icr_app.methods.atv.generator import GeneratorConfig, build_generator
+from icr_app.methods.atv.method import AtvConfig
 from icr_app.methods.elicit.library import FILE, build_library
 from icr_app.methods.elicit.method import ElicitConfig
 from icr_app.methods.icr.method import ICRConfig
@@ -33,34 +37,45 @@ from icr_app.suite_report import item_names, vs_base
 GROUP = "icr-paper"
 # variant: the methods its suite scores beside zero-shot, and what it learns from the in-domain sets (None: the
 # artefacts shipped with the model)
-VARIANTS = {"shipped": (("icr", "elicit"), None), "paper-protocol": (("icr",), "pids"),
-            "random-basis": (("icr",), "random"), "elicit-protocol": (("elicit",), "library")}
+VARIANTS = {"shipped": (("icr", "elicit", "atv"), None), "paper-protocol": (("icr",), "pids"),
+            "random-basis": (("icr",), "random"), "elicit-protocol": (("elicit",), "library"),
+            "atv-protocol": (("atv",), "generator")}
 ROWS = {("shipped", "icr"): "ICR, shipped router", ("shipped", "elicit"): "ELICIT, shipped library",
-        ("paper-protocol", "icr"): "ICR, paper-protocol router", ("random-basis", "icr"): "ICR, random basis",
-        ("elicit-protocol", "elicit"): "ELICIT, paper-protocol library"}
+        ("shipped", "atv"): "ATV, shipped generator", ("paper-protocol", "icr"): "ICR, paper-protocol router",
+        ("random-basis", "icr"): "ICR, random basis", ("elicit-protocol", "elicit"): "ELICIT, paper-protocol library",
+        ("atv-protocol", "atv"): "ATV, paper-protocol generator"}
 PAIRS = ((("elicit-protocol", "elicit"), ("paper-protocol", "icr")), (("shipped", "elicit"), ("shipped", "icr")),
-         (("paper-protocol", "icr"), ("random-basis", "icr")), (("paper-protocol", "icr"), ("shipped", "icr")))
+         (("paper-protocol", "icr"), ("random-basis", "icr")), (("paper-protocol", "icr"), ("shipped", "icr")),
+         (("atv-protocol", "atv"), ("paper-protocol", "icr")), (("atv-protocol", "atv"), ("elicit-protocol", "elicit")),
+         (("shipped", "atv"), ("shipped", "elicit")))
+# the shipped generators' recipe (icr_app/assets/atv/*/MANIFEST.md), fewer steps and examples than the defaults
+GENERATOR = GeneratorConfig(per_domain=24, val_size=8, steps=300)
 
 
 def in_domain() -> list:
     return [load_task(HF_PREFIX + name) for name in load_group(GROUP).parts["in-domain"]]
 
 
-def train(lm, out: Path, cfg: TrainConfig, progress) -> Path:
-    folder = out / f"router-{cfg.basis}"
-    if not (folder / "router.safetensors").exists():
-        train_router(lm, in_domain(), folder, cfg, progress=progress, log_path=out / f"router-{cfg.basis}.jsonl")
-    return folder
+# where each variant's artefact is written under OUT, by what it learns
+ARTEFACTS = {"pids": "router-pids", "random": "router-random", "library": f"elicit-library/{FILE}",
+             "generator": f"atv-generator/{GENERATOR_FILE}"}
 
 
-def build(lm, out: Path, progress) -> Path:
-    path = out / "elicit-library" / FILE
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+def learn(lm, learns: str, out: Path, args, progress) -> None:
+    """Learn `learns` from the in-domain sets into its place under `out`, unless it is there (training resumes)."""
+    path = out / ARTEFACTS[learns]
+    if learns == "library" and not path.exists():
         library = build_library(lm, in_domain(), progress=progress)
         library.save(path, lm.fingerprint)
         print(f"library built in {library.info['build_s']:.0f} s; held-out top-1 {library.info['held_out_top1']:.2f}")
-    return path
+    elif learns == "generator" and not path.exists():
+        generator = build_generator(lm, in_domain(), GENERATOR, progress=progress)
+        generator.save(path)
+        print(f"generator trained in {generator.meta.build_s:.0f} s; mean held-out loss "
+              f"{generator.meta.val_loss[0]:.3f} untrained, {min(generator.meta.val_loss):.3f} kept")
+    elif learns in ("pids", "random") and not (path / "router.safetensors").exists():
+        cfg = TrainConfig(basis=learns, examples_per_domain=args.examples_per_domain, epochs=args.epochs)
+        train_router(lm, in_domain(), path, cfg, progress=progress, log_path=out / f"router-{learns}.jsonl")
 
 
 def configs(learns: str | None, artefact: Path | None) -> dict:
@@ -68,17 +83,16 @@ def configs(learns: str | None, artefact: Path | None) -> dict:
         return {}
     if learns == "library":
         return {"elicit": ElicitConfig(library=str(artefact))}
+    if learns == "generator":
+        return {"atv": AtvConfig(generator=str(artefact))}
     return {"icr": ICRConfig(router=str(artefact))}
 
 
 def run_variant(lm, out: Path, name: str, seeds: list[int], n_test: int, args, progress) -> dict:
     methods, learns = VARIANTS[name]
-    artefact = None
-    if learns == "library":
-        artefact = build(lm, out, progress)
-    elif learns:
-        cfg = TrainConfig(basis=learns, examples_per_domain=args.examples_per_domain, epochs=args.epochs)
-        artefact = train(lm, out, cfg, progress)
+    artefact = out / ARTEFACTS[learns] if learns else None
+    if learns and not args.from_units:
+        learn(lm, learns, out, args, progress)
     return icl.suite(lm, [GROUP], ["zero-shot", *methods], out=out / name, seeds=seeds, n_test=n_test,
                      configs=configs(learns, artefact), progress=progress)
 
@@ -108,9 +122,13 @@ def table(runs: dict[str, dict], parts: dict[str, tuple[str, ...]]) -> str:
         return " | ".join(f"{m:.3f}" for m in per_part) + \
             f" | {statistics.fmean(reps[t]['methods'][method]['accuracy'] for t in ood):.3f}"
 
+    def latency(reps: dict, method: str) -> str:  # per query, against zero-shot's in the same unit
+        return f"{statistics.median(reps[t]['methods'][method]['latency_ratio_to_zero_shot'] for t in ood):.2f}"
+
     lines = ["| variant | " + " | ".join(parts) + " | OOD mean | OOD collapses (* p < 0.05) | OOD pooled − zero-shot "
-             "(points [95%], McNemar p) |", "|---|" + "---:|" * (len(parts) + 1) + "---|---|",
-             f"| zero-shot | {means(base, 'zero-shot')} | - | - |"]
+             "(points [95%], McNemar p) | latency / zero-shot (OOD median) |",
+             "|---|" + "---:|" * (len(parts) + 1) + "---|---|---:|",
+             f"| zero-shot | {means(base, 'zero-shot')} | - | - | 1 |"]
     rows = [row for row in ROWS if row[0] in runs]
     for name, method in rows:
         reps = runs[name]
@@ -118,7 +136,7 @@ def table(runs: dict[str, dict], parts: dict[str, tuple[str, ...]]) -> str:
         gain = paired(items(reps, ood, method), items(reps, ood, "zero-shot"), item_names(reps, ood))
         lines.append(f"| {ROWS[name, method]} | {means(reps, method)} | "
                      + (" ".join(t + ("*" if significant(c) else "") for t, c in below.items()) or "none")
-                     + f" | {interval(gain)} |")
+                     + f" | {interval(gain)} | {latency(reps, method)} |")
     pairs = [(a, b) for a, b in PAIRS if a in rows and b in rows]
     if pairs:
         n = len(items(base, ood, "zero-shot"))
@@ -138,6 +156,9 @@ def main() -> None:
     p.add_argument("--examples-per-domain", type=int, default=TrainConfig.examples_per_domain,
                    help="the shipped recipe's unless time is short (say so beside the table)")
     p.add_argument("--epochs", type=int, default=TrainConfig.epochs)
+    p.add_argument("--from-units", action="store_true",
+                   help="learn nothing: every variant's units are in OUT (as in bench/results/icr-protocol), and the "
+                        "table is drawn from them")
     p.add_argument("--only", default=",".join(VARIANTS),
                    help=f"comma-separated variants to run (parallel processes may each take some): "
                         f"{', '.join(VARIANTS)}; the table covers those given")
