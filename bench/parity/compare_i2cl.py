@@ -33,13 +33,12 @@ from pathlib import Path
 
 import torch
 from compare_site import agreement, mean_cosine, probe_gap
-from handover import records, write_checkpoint
+from handover import classification_units
 from safetensors.torch import load_file
 from units import accuracy_cells, compared, handed_split, handover_and_compare, mean, report, unit_args
 
 from icr_app.core.models import LoadedModel, load_model
-from icr_app.core.prompts import SHOTS
-from icr_app.core.tasks import Example, builtin_task, split
+from icr_app.core.tasks import Example
 from icr_app.methods import build_method
 from icr_app.methods.base import Answering, Method
 from icr_app.methods.i2cl import I2CLConfig, I2CLMethod
@@ -57,26 +56,6 @@ MATCHED = I2CLConfig(demos_per_class=5, epochs=100, batch_size=2, lr=1e-2, weigh
                      loss="vocabulary")
 THEIR_MODULES = {"mlp": "mlp", "attn": "attention"}  # their config['module'] names -> ours (artefact.MODULES)
 RESEED = 1000
-
-
-def handover(out: Path, tasks: list[str], seeds: list[int], n_test: int, model: str) -> None:
-    if not (out / model / "config.json").is_file():
-        write_checkpoint(Path(load_model(model).model.name_or_path), out / model)
-    for name in tasks:
-        task = builtin_task(name)
-        if task.kind != "classification":
-            raise SystemExit(f"{name}: I2CL's authors' code handles classification tasks only")
-        for seed in seeds:
-            train, test = split(task, n_test, seed, min_train=max(2, SHOTS))  # as icr_app.evaluation calls it
-            folder = out / "data" / f"{name}-s{seed}-i2cl"
-            folder.mkdir(parents=True, exist_ok=True)
-            rows = {"train": records(train.examples), "valid": records(train.examples), "test": records(test.examples)}
-            for part, recs in rows.items():
-                (folder / f"{part}.json").write_text(json.dumps(recs, ensure_ascii=False, indent=1))
-            meta = {"task": name, "kind": "classification", "seed": seed, "n_test": n_test,
-                    "min_train": max(2, SHOTS), "method": "i2cl", "labels": list(train.labels)}
-            (folder / "split.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1))
-            print(f"{folder}: train {len(train.examples)}, test {len(test.examples)}, labels {meta['labels']}")
 
 
 def to_ours(tensor: torch.Tensor, modules: list[str]) -> torch.Tensor:
@@ -256,7 +235,8 @@ def main() -> None:
               "sentiment-s0-i2cl")
     args = ap.parse_args()
     if args.command == "handover":
-        handover(args.run, args.tasks, args.seeds, args.n_test, args.model)
+        classification_units(args.run, args.tasks, args.seeds, args.n_test, args.model, "i2cl",
+                             "I2CL's authors' code")
     elif args.command == "compare":
         compare(args.run, args.units, args.model)
     else:

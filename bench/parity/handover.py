@@ -29,7 +29,8 @@ from icr_app.methods.site.method import SiteConfig, _holdout
 from icr_app.methods.task_vector import TaskVectorConfig, holdout
 
 TOKENIZER_V4 = "PreTrainedTokenizerFast"  # the class transformers 4.x builds from a bare tokenizer.json
-SUFFIX = {"site": "", "task-vector": "-tv", "function-vector": "-fv"}  # a unit's folder: <task>-s<seed><suffix>
+SUFFIX = {"site": "", "task-vector": "-tv", "function-vector": "-fv", "i2cl": "-i2cl",  # a unit's folder:
+          "iterative-vector": "-iv"}  # <task>-s<seed><suffix>
 
 
 def records(examples: list[Example] | tuple[Example, ...]) -> list[dict[str, str]]:
@@ -53,6 +54,31 @@ def task_files(task: Task, n_test: int, seed: int, method: str) -> dict[str, lis
     train, test = split(task, n_test, seed, min_train=max(2, SHOTS))
     learn, val = cut(method, train, seed)
     return {"train": records(learn), "valid": records(val), "test": records(test.examples)}
+
+
+def classification_units(out: Path, tasks: list[str], seeds: list[int], n_test: int, model: str, method: str,
+                         authors: str) -> None:
+    """`model` as a checkpoint and, per task and seed, ICL Lab's split as code that handles classification only
+    reads it (`out/data/<task>-s<seed><suffix>`): the whole training part as train and as valid (such loaders
+    want a validation split; the paths compared never read it), the test items in order, and split.json with the
+    labels in ICL Lab's order. `authors` names their code in the refusal of an open task."""
+    if not (out / model / "config.json").is_file():
+        write_checkpoint(Path(load_model(model).model.name_or_path), out / model)
+    for name in tasks:
+        task = builtin_task(name)
+        if task.kind != "classification":
+            raise SystemExit(f"{name}: {authors} handles classification tasks only")
+        for seed in seeds:
+            train, test = split(task, n_test, seed, min_train=max(2, SHOTS))  # as icr_app.evaluation calls it
+            folder = out / "data" / f"{name}-s{seed}{SUFFIX[method]}"
+            folder.mkdir(parents=True, exist_ok=True)
+            rows = {"train": records(train.examples), "valid": records(train.examples), "test": records(test.examples)}
+            for part, recs in rows.items():
+                (folder / f"{part}.json").write_text(json.dumps(recs, ensure_ascii=False, indent=1))
+            meta = {"task": name, "kind": "classification", "seed": seed, "n_test": n_test,
+                    "min_train": max(2, SHOTS), "method": method, "labels": list(train.labels)}
+            (folder / "split.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1))
+            print(f"{folder}: train {len(train.examples)}, test {len(test.examples)}, labels {meta['labels']}")
 
 
 def v4_config(config: dict) -> dict:
@@ -89,8 +115,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--n-test", type=int, default=24)
     ap.add_argument("--model", default="smollm2-135m")
-    ap.add_argument("--method", choices=tuple(SUFFIX), default="site",
-                    help="whose build's cut of the training part to hand over")
+    ap.add_argument("--method", choices=("site", "task-vector", "function-vector"), default="site",
+                    help="whose build's cut of the training part to hand over (I2CL's and the iterative vectors' "
+                         "units: their compare script's `handover`)")
     args = ap.parse_args()
     write_checkpoint(Path(load_model(args.model).model.name_or_path), args.out / args.model)
     for name in args.tasks:
