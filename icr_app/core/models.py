@@ -407,6 +407,10 @@ def _trainable_through(model: PreTrainedModel) -> PreTrainedModel:
 # float16 by design, so it tells the user nothing and would bury a command's output.
 logging.getLogger("bitsandbytes.autograd._functions").addFilter(
     lambda record: not record.getMessage().startswith("MatMul8bitLt: inputs will be cast"))
+# On a CPU with AVX512-BF16 bitsandbytes looks, when imported (peft imports it), for an optional fused 4-bit kernel
+# package and warns when it is absent; its own kernel then runs, so the warning would only open every command.
+logging.getLogger("bitsandbytes.backends.cpu.ops").addFilter(
+    lambda record: not record.getMessage().startswith("Failed to load CPU gemm_4bit_forward"))
 
 _LOADED: dict[tuple[str, LoadOptions], LoadedModel] = {}
 _LOADING: dict[tuple[str, LoadOptions], threading.Lock] = {}  # one per model being loaded
