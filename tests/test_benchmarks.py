@@ -23,7 +23,8 @@ RECORD = ROOT / "docs" / "notebook" / "benchmarks-record.md"
 MAX_LINES = 250
 METHODS = {"zero-shot": "zero-shot", "10-shot": "few-shot", "SITE": "site", "ICR": "icr", "task vector": "task-vector",
            "function vector": "function-vector", "I2CL": "i2cl", "ICV": "icv", "ELICIT": "elicit",
-           "learned task vector": "learned-task-vector", "LoRA": "lora"}
+           "learned task vector": "learned-task-vector", "LoRA": "lora", "iterative vector": "iterative-vector",
+           "state vector": "state-vector", "ATV": "atv"}
 MODELS = {"SmolLM2-135M": "smollm2-135m", "Gemma-3-270M": "gemma3-270m"}
 GROUPS = ["`bench/fresh-2`", "fv", "`icr-paper`", "`i2cl-paper`"]
 PAPER_GROUPS = {"`icr-paper`": "icr-paper/all", "`i2cl-paper`": "i2cl-paper/all"}
