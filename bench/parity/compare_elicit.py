@@ -38,7 +38,7 @@ import torch
 from compare_site import agreement, item_hits, probe_gap
 from handover import records, write_checkpoint
 from safetensors.torch import load_file
-from units import accuracy_cells, compared, handed_split, handover_and_compare, mean, report
+from units import accuracy_cells, compare_and_report, handed_split, handover_and_compare, mean
 
 from icr_app.core.capture import blocks, last_token_means
 from icr_app.core.models import LoadedModel, load_model
@@ -220,22 +220,21 @@ def table_row(task: str, s: dict) -> str:
             f"{s['replayed items that agree']}/{s['n']} |")
 
 
+def described(u: dict) -> str:
+    return (f"layers {u['layer']}, sweep {u['sweep agreement']}, cosine at our block "
+            f"{u['cosine at our block']:.3f}, at theirs {u['cosine at their block']:.3f}, their prompts read by "
+            f"ours {u['their prompts read by ours']}, replayed {u['replayed items that agree']}/{u['n']}, "
+            f"probe {u['probe']}")
+
+
 def main() -> None:
     ap, _ = handover_and_compare(__doc__.splitlines()[0], "sentiment-s0-elicit", "built-in task names", N_TEST)
     args = ap.parse_args()
     if args.command == "handover":
         handover(args.run, args.tasks, args.seeds, args.n_test, args.model)
-        return
-    lm = load_model(args.model)
+    else:
+        compare_and_report(args.run, "elicit", args.units, args.model, compare_unit, described, summary, table_row)
 
-    def describe(u: dict) -> str:
-        return (f"layers {u['layer']}, sweep {u['sweep agreement']}, cosine at our block "
-                f"{u['cosine at our block']:.3f}, at theirs {u['cosine at their block']:.3f}, their prompts read by "
-                f"ours {u['their prompts read by ours']}, replayed {u['replayed items that agree']}/{u['n']}, "
-                f"probe {u['probe']}")
-
-    units = compared(args.run, "elicit", args.units, lambda unit: compare_unit(lm, args.run, unit), describe)
-    report(args.run, "elicit", units, summary, table_row)
 
 if __name__ == "__main__":
     main()

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from icr_app.core.models import load_model
 from icr_app.core.tasks import Task, builtin_task, split
 
 
@@ -57,6 +58,15 @@ def compared(run: Path, folder: str, names: list[str], compare: Callable[[str], 
         units.append(json.loads(path.read_text()))
         print(f"{name}: {describe(units[-1])}")
     return units
+
+
+def compare_and_report(run: Path, folder: str, names: list[str], model: str, compare_unit: Callable[..., dict],
+                       describe: Callable[[dict], str], summary: Callable[[list[dict]], dict],
+                       row: Callable[[str, dict], str]) -> None:
+    """`compare`: each unit compared by `compare_unit(lm, run, unit)` (or read back), then the report."""
+    lm = load_model(model)
+    units = compared(run, folder, names, lambda unit: compare_unit(lm, run, unit), describe)
+    report(run, folder, units, summary, row)
 
 
 def by_task(units: list[dict]) -> dict[str, list[dict]]:
