@@ -78,9 +78,9 @@ def reports(folder: str) -> dict[str, dict]:
     out = {}
     for task in sorted(p.name for p in (ROOT / folder / "units").iterdir()):
         runs = []
-        seeds = {seed: [json.loads(p.read_text()) for p in
-                        sorted((ROOT / folder / "units" / task / f"seed{seed}").glob("*.json"))] for seed in SEEDS}
-        for seed, recs in seeds.items():
+        for seed in SEEDS:
+            recs = [json.loads(p.read_text()) for p in
+                    sorted((ROOT / folder / "units" / task / f"seed{seed}").glob("*.json"))]
             head = recs[0]
             runs.append(EvalReport(task, head["model"], head["n_test"], seed, head["kind"],
                                    {r["method"]: MethodResult(**r["result"]) for r in recs}, items=head["items"]))
